@@ -1,0 +1,1 @@
+"""Offline corpus miner: recorded games -> state/action vectors -> similarity index and priors."""

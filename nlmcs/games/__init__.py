@@ -1,0 +1,1 @@
+"""Games the planners can play, all behind the interface in `nlmcs.games.base`."""

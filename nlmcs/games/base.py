@@ -1,0 +1,163 @@
+"""The game interface the search, the corpus miner and the experiments use.
+
+Modelled on OpenSpiel's Game/State split: a `Game` holds the fixed description (rules, map size,
+players, turn limit) and makes states; a `State` holds what changes. Planners clone states and go
+through these methods only, so a new game (Catan, microRTS, an OpenSpiel game) plugs in by
+implementing them.
+
+A turn is simultaneous in the FreeCiv sense: every agent of every player (each unit, each city and
+the civilization itself) picks one action, and `apply_joint_actions` plays them all and advances the
+turn. An action that an earlier action of the same turn made illegal (its unit died, its target
+tile filled) is dropped, never an error.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from typing import NamedTuple, Protocol
+
+import numpy as np
+
+AgentId = str
+"""Stable name of an agent while it lives: e.g. "civ:0", "city:3", "unit:17"."""
+
+
+class Action(NamedTuple):
+    """One agent's choice for one turn. `kind` is the action type used by typed roll-outs."""
+
+    kind: str
+    arg: int | str | None = None
+
+
+JointAction = Mapping[AgentId, Action]
+
+
+class State(abc.ABC):
+    """What changes during a game. All methods are cheap enough to call inside roll-outs."""
+
+    turn: int
+
+    @abc.abstractmethod
+    def clone(self) -> State:
+        """An independent copy: changes to either never show in the other."""
+
+    @property
+    @abc.abstractmethod
+    def num_players(self) -> int: ...
+
+    @abc.abstractmethod
+    def agents(self, player: int) -> list[AgentId]:
+        """The player's agents that act this turn, in a fixed order."""
+
+    @abc.abstractmethod
+    def legal_actions(self, agent: AgentId) -> list[Action]:
+        """Never empty for a live agent: there is always a 'wait'-like action."""
+
+    @abc.abstractmethod
+    def apply_action(self, agent: AgentId, action: Action, rng: np.random.Generator) -> bool:
+        """Play one agent's action inside the current turn; False (and no change) if it is no
+        longer legal. The state after it is the *afterstate* used by corpus mining."""
+
+    @abc.abstractmethod
+    def end_turn(self, rng: np.random.Generator) -> None:
+        """Close the turn: cities grow and build, research advances, the turn counter moves on."""
+
+    def apply_joint_actions(
+        self, actions: Mapping[int, JointAction], rng: np.random.Generator
+    ) -> None:
+        """Play one turn: `actions[player][agent]` for every player, then `end_turn`.
+
+        Players move in turn-rotating order so neither side always strikes first; agents missing
+        from the mapping wait. Chance (combat rounds, ...) draws from `rng` only.
+        """
+        n = self.num_players
+        for k in range(n):
+            player = (self.turn + k) % n
+            for agent, action in actions.get(player, {}).items():
+                self.apply_action(agent, action, rng)
+        self.end_turn(rng)
+
+    @abc.abstractmethod
+    def is_terminal(self) -> bool: ...
+
+    @abc.abstractmethod
+    def winner(self) -> int | None:
+        """The winning player, or None while the game goes on or when it ended undecided."""
+
+    @abc.abstractmethod
+    def score(self, player: int) -> float:
+        """A game score (FreeCiv style) that exists at every turn."""
+
+    @abc.abstractmethod
+    def stats(self, player: int) -> dict[str, float]:
+        """Named totals for reward shaping: score, units, cities, techs, food, shields, trade, gold."""
+
+    # --- words: the bridge between game and manual -------------------------------------------
+    @abc.abstractmethod
+    def agent_labels(self, agent: AgentId) -> tuple[str, ...]:
+        """Words naming the agent, e.g. ("settlers",), ("city",), ("civilization",)."""
+
+    @abc.abstractmethod
+    def state_labels(self, agent: AgentId) -> tuple[str, ...]:
+        """Words for the agent's situation, e.g. ("grassland", "river", "coal", "enemy")."""
+
+    @abc.abstractmethod
+    def action_labels(self, agent: AgentId, action: Action) -> tuple[str, ...]:
+        """Words for a candidate action, e.g. ("build", "city") or ("irrigate",)."""
+
+    def action_type(self, action: Action) -> str:
+        return action.kind
+
+    # --- numbers: for corpus similarity -------------------------------------------------------
+    @abc.abstractmethod
+    def state_vector(self, player: int) -> np.ndarray:
+        """Float32 features of the state from `player`'s side; names in `Game.state_feature_names`."""
+
+    # --- serialisation ------------------------------------------------------------------------
+    @abc.abstractmethod
+    def to_json(self) -> dict:
+        """A JSON-ready dict; `Game.state_from_json(state.to_json())` rebuilds an equal state."""
+
+
+class Game(abc.ABC):
+    """Fixed description of a game; makes states."""
+
+    name: str
+    num_players: int
+
+    @abc.abstractmethod
+    def new_initial_state(self, seed: int) -> State:
+        """The start position; the map and everything random in it follow from `seed`."""
+
+    @abc.abstractmethod
+    def state_from_json(self, data: dict) -> State:
+        """Rebuild a state; raise `UserInputError` naming the problem for an impossible one."""
+
+    @abc.abstractmethod
+    def state_feature_names(self) -> list[str]: ...
+
+    @abc.abstractmethod
+    def policy(self, spec: str) -> Policy:
+        """A scripted player by name: "builtin[:level]", "random", "greedy"."""
+
+
+class Policy(Protocol):
+    """Anything that picks a joint action for one player (built-in AI, random, a planner)."""
+
+    def joint_action(
+        self, state: State, player: int, rng: np.random.Generator
+    ) -> dict[AgentId, Action]: ...
+
+
+def step(
+    state: State,
+    player: int,
+    actions: JointAction,
+    opponents: Mapping[int, Policy],
+    rng: np.random.Generator,
+) -> None:
+    """Apply `player`'s joint action with every other player's policy moving in the same turn."""
+    joint = {p: pol.joint_action(state, p, rng) for p, pol in opponents.items()}
+    joint[player] = actions
+    state.apply_joint_actions(joint, rng)
