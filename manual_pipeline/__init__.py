@@ -1,1 +1,1 @@
-"""Offline manual pipeline: manual file -> sentences, tokens, dependency parse -> stored artifact."""
+"""Offline manual pipeline: manual file -> sentences, tokens, parse -> stored artifact."""

@@ -2,7 +2,8 @@
 
 Each module in `nlmcs.commands` registers its subcommands (and, optionally, its `nlmcs bench`
 entries). Commands are thin: they parse arguments, call keyword-only library functions and print.
-Bad input becomes one line on stderr and exit status 2; anything else is a bug and keeps its traceback.
+Bad input becomes one line on stderr and exit status 2; anything else is a bug
+and keeps its traceback.
 """
 
 from __future__ import annotations

