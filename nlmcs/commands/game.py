@@ -1,0 +1,208 @@
+"""`nlmcs game ...` (play, render, convert-ruleset, series) and `nlmcs bench engine`.
+
+Thin wrappers: each parses its options and calls a keyword-only function in `nlmcs.games`.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nlmcs.cli import add_command
+from nlmcs.errors import UserInputError
+
+
+def register(sub) -> None:
+    parser = add_command(sub, "game", help="play, render and configure the civ game",
+                         example="nlmcs game play --players builtin,random --seed 1 --turns 100",
+                         func=None)
+    parser.set_defaults(func=lambda args: parser.print_help() or 2)
+    gsub = parser.add_subparsers(dest="game_command", metavar="SUBCOMMAND")
+
+    p = add_command(gsub, "play", help="play one game between two players and print the result",
+                    example="nlmcs game play --players builtin,random --seed 1 --turns 100 "
+                            "--save-log games.jsonl",
+                    func=play_cli)
+    p.add_argument("--players", default="builtin,random",
+                   help="comma-separated players: builtin[:easy|normal|hard], random, greedy")
+    p.add_argument("--seed", type=int, default=0, help="map and game seed")
+    p.add_argument("--turns", type=int, default=100, help="turn limit")
+    _map_options(p)
+    p.add_argument("--render", choices=("none", "ascii"), default="none",
+                   help="print the final map")
+    p.add_argument("--save-log", type=Path, help="append every decision to this corpus file")
+    p.add_argument("--save-state", type=Path, help="write the final state as JSON")
+
+    r = add_command(gsub, "render", help="draw a saved state as a PNG map or ASCII",
+                    example="nlmcs game render state.json --png map.png", func=render_cli)
+    r.add_argument("state", type=Path, help="state JSON written by `nlmcs game play --save-state`")
+    r.add_argument("--png", type=Path, help="write a PNG picture here")
+    r.add_argument("--ruleset", default=None, help="ruleset name or path (default: the state's)")
+
+    c = add_command(gsub, "convert-ruleset", help="convert FreeCiv ruleset files to our JSON",
+                    example="nlmcs game convert-ruleset /usr/share/games/freeciv/classic "
+                            "--out data/rulesets/classic.json",
+                    func=convert_cli)
+    c.add_argument("directory", type=Path, help="a FreeCiv ruleset directory")
+    c.add_argument("--out", type=Path, required=True, help="JSON ruleset to write")
+    c.add_argument("--name", default=None, help="ruleset name (default: the directory name)")
+
+    m = add_command(gsub, "series", help="play many games between two players and write a CSV",
+                    example="nlmcs game series --players builtin,random --games 100 "
+                            "--out results/ai_vs_random.csv",
+                    func=series_cli)
+    m.add_argument("--players", default="builtin,random", help="two comma-separated players")
+    m.add_argument("--games", type=int, default=100, help="number of games (sides alternate)")
+    m.add_argument("--turns", type=int, default=100, help="turn limit per game")
+    m.add_argument("--seed", type=int, default=0, help="seed of the first game")
+    m.add_argument("--out", type=Path, default=Path("results/ai_vs_random.csv"), help="CSV path")
+    _map_options(m)
+
+
+def register_bench(bench_sub) -> None:
+    b = add_command(bench_sub, "engine", help="simulated turns per second of the civ engine",
+                    example="nlmcs bench engine --rollouts 200", func=bench_cli)
+    b.add_argument("--rollouts", type=int, default=200, help="random roll-outs to time")
+    b.add_argument("--depth", type=int, default=20, help="turns per roll-out")
+    b.add_argument("--seed", type=int, default=0, help="seed of the mid-game position")
+    b.add_argument("--midgame-turns", type=int, default=50,
+                   help="turns of built-in AI play before timing")
+    _map_options(b)
+
+
+def _map_options(p) -> None:
+    p.add_argument("--map", default="default", help="map preset: default (40x25), small, tiny")
+    p.add_argument("--width", type=int, help="map width (overrides the preset)")
+    p.add_argument("--height", type=int, help="map height (overrides the preset)")
+    p.add_argument("--ruleset", default="classic", help="ruleset name or JSON path")
+
+
+def _config(args, turns: int | None = None):
+    from nlmcs.games.civ import CivConfig
+
+    overrides = {"ruleset": args.ruleset}
+    if args.width is not None:
+        overrides["width"] = args.width
+    if args.height is not None:
+        overrides["height"] = args.height
+    if turns is not None:
+        overrides["max_turns"] = turns
+    return CivConfig.preset(args.map, **overrides)
+
+
+def _positive(name: str, value: int) -> int:
+    if value < 1:
+        raise UserInputError(f"--{name} must be a positive number, got {value}")
+    return value
+
+
+def play_cli(args) -> int:
+    from nlmcs.games.civ import CivGame
+    from nlmcs.games.record import CorpusRecorder
+    from nlmcs.games.runner import play_game
+
+    _positive("turns", args.turns)
+    specs = [x.strip() for x in args.players.split(",") if x.strip()]
+    game = CivGame(_config(args, args.turns))
+    if len(specs) != game.num_players:
+        raise UserInputError(f"--players needs {game.num_players} players, got {args.players!r}")
+    policies = {p: game.policy(spec) for p, spec in enumerate(specs)}
+    hooks = [CorpusRecorder(args.save_log)] if args.save_log else []
+    state = game.new_initial_state(args.seed)
+    result = play_game(game, policies, seed=args.seed, max_turns=args.turns, hooks=hooks,
+                       state=state)
+    if args.render == "ascii":
+        print(state.render_ascii())
+    if args.save_state:
+        _write_json(args.save_state, state.to_json())
+    winner = "none" if result.winner is None else f"player {result.winner} ({specs[result.winner]})"
+    scores = ", ".join(f"{specs[p]} {s:.1f}" for p, s in enumerate(result.scores))
+    print(f"seed {args.seed}: {result.turns} turns, winner {winner}; scores: {scores}")
+    if args.save_log:
+        print(f"decisions appended to {args.save_log}")
+    return 0
+
+
+def _write_json(path: Path, data: dict) -> None:
+    import os
+    import tempfile
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        json.dump(data, fh)
+    os.replace(tmp, path)
+
+
+def load_state_file(path: Path, ruleset: str | None = None):
+    """Read a state JSON file into a state of a matching game; bad files raise UserInputError."""
+    from nlmcs.games.civ import CivConfig, CivGame
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as err:
+        raise UserInputError(f"{path}: not UTF-8 text") from err
+    except json.JSONDecodeError as err:
+        raise UserInputError(f"{path}: not valid JSON (line {err.lineno}: {err.msg})") from err
+    if not isinstance(data, dict):
+        raise UserInputError(f"{path}: expected a JSON object")
+    name = ruleset or data.get("ruleset") or "classic"
+    game = CivGame(CivConfig(ruleset=str(name)))
+    try:
+        return game.state_from_json(data)
+    except UserInputError as err:
+        raise UserInputError(f"{path}: {err}") from err
+
+
+def render_cli(args) -> int:
+    state = load_state_file(args.state, args.ruleset)
+    if args.png:
+        from nlmcs.games.civ.render_png import render_png
+
+        render_png(state, args.png)
+        print(f"wrote {args.png}")
+    else:
+        print(state.render_ascii())
+    return 0
+
+
+def convert_cli(args) -> int:
+    from nlmcs.games.civ.convert import convert_freeciv_ruleset, write_ruleset
+
+    data = convert_freeciv_ruleset(args.directory, name=args.name)
+    write_ruleset(data, args.out)
+    print(f"wrote {args.out}: {len(data['terrains'])} terrains, {len(data['units'])} units, "
+          f"{len(data['buildings'])} buildings, {len(data['techs'])} techs")
+    return 0
+
+
+def series_cli(args) -> int:
+    from nlmcs.games.civ.matches import play_matches
+
+    specs = tuple(x.strip() for x in args.players.split(",") if x.strip())
+    if len(specs) != 2 or specs[0] == specs[1]:
+        raise UserInputError(f"--players needs two different players, got {args.players!r}")
+    _positive("games", args.games)
+    _positive("turns", args.turns)
+    summary = play_matches(config=_config(args, args.turns), players=specs, games=args.games,
+                           turns=args.turns, seed=args.seed, out=args.out)
+    for name in specs:
+        p, se = summary.win_rate(name)
+        wins = f"{summary.wins[name]}/{summary.games}"
+        print(f"{name}: {wins} wins ({100 * p:.1f}% +- {100 * se:.1f})")
+    print(f"undecided: {summary.draws}; per-game results in {summary.csv_path}")
+    return 0
+
+
+def bench_cli(args) -> int:
+    from nlmcs.games.civ.matches import bench_engine
+
+    _positive("rollouts", args.rollouts)
+    _positive("depth", args.depth)
+    figures = bench_engine(config=_config(args), rollouts=args.rollouts, depth=args.depth,
+                           seed=args.seed, midgame_turns=args.midgame_turns)
+    width = max(len(k) for k in figures)
+    for key, value in figures.items():
+        text = f"{value:,.1f}" if isinstance(value, float) else str(value)
+        print(f"{key:<{width}}  {text}")
+    return 0

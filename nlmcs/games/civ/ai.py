@@ -1,0 +1,398 @@
+"""The built-in AI: a rule-based opponent in the spirit of FreeCiv's own AI.
+
+It expands with settlers towards the best free city sites, improves the land its cities work
+(irrigation on flat land, mines on hills, roads where they add trade), keeps defenders fortified
+in every city, builds an army and goes on the offensive once its field army clearly outweighs the
+enemy's, attacking only at good odds (the exact FreeCiv combat odds from `combat.odds`).
+Difficulty levels change how many cities it wants, how many defenders it keeps, how it researches
+and how boldly it attacks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nlmcs.errors import UserInputError
+from nlmcs.games.base import Action, AgentId
+from nlmcs.games.civ import combat, legal
+from nlmcs.games.civ.cities import tile_output
+from nlmcs.games.civ.tables import BUSY, FORTIFIED, FORTIFYING, IRRIGATION, MINE, ROAD
+
+
+@dataclass(frozen=True)
+class AILevel:
+    """Knobs of one difficulty level."""
+
+    defenders: int  # fortified defenders kept in each city
+    max_cities: int  # stop building settlers at this many cities
+    attack_odds: float  # attack an adjacent enemy only at these odds or better
+    offensive_ratio: float  # march on the enemy when field attack >= ratio x enemy defence
+    min_army: int  # ... and at least this many field units
+    walls: bool  # builds city walls when the enemy is near
+    barracks: bool  # builds barracks for veteran units
+    research: tuple[str, ...]  # research order
+
+
+LEVELS = {
+    "easy": AILevel(1, 4, 0.75, 3.0, 6, False, False,
+                    ("alphabet", "pottery", "bronze working", "masonry", "horseback riding",
+                     "warrior code", "the wheel", "mathematics", "iron working")),
+    "normal": AILevel(1, 7, 0.55, 1.5, 3, True, False,
+                      ("warrior code", "bronze working", "alphabet", "masonry", "iron working",
+                       "pottery", "horseback riding", "mathematics", "the wheel")),
+    "hard": AILevel(2, 9, 0.45, 1.2, 3, True, True,
+                    ("bronze working", "warrior code", "iron working", "masonry", "alphabet",
+                     "mathematics", "pottery", "horseback riding", "the wheel")),
+}
+SITE_SPACING = 3  # the AI leaves two tiles between its cities (Chebyshev distance 3)
+
+
+def _dist(w: int, a: int, b: int) -> int:
+    return max(abs(a % w - b % w), abs(a // w - b // w))
+
+
+UNREACHABLE = 1 << 20
+
+
+def land_distances(s, tile: int) -> list[int]:
+    """Steps over land from `tile` to every tile (8 directions, units ignored); memoised on the
+    shared map because terrain never changes. Symmetric, so it serves as "distance to" as well."""
+    cache = s.map.ai_cache.setdefault("bfs", {})
+    dist = cache.get(tile)
+    if dist is None:
+        if len(cache) > 600:
+            cache.clear()
+        m = s.map
+        dist = [UNREACHABLE] * m.n
+        dist[tile] = 0
+        frontier = [tile]
+        ocean, nbrs = m.ocean, m.neighbors
+        while frontier:
+            nxt = []
+            for t in frontier:
+                d = dist[t] + 1
+                for nb in nbrs[t]:
+                    if nb >= 0 and not ocean[nb] and dist[nb] > d:
+                        dist[nb] = d
+                        nxt.append(nb)
+            frontier = nxt
+        cache[tile] = dist
+    return dist
+
+
+def site_values(s) -> tuple[list[float], list[int]]:
+    """Static city-site value per tile (food counts double) and the good sites, best first."""
+    cache = s.map.ai_cache
+    if "sites" not in cache:
+        m = s.map
+        values = [0.0] * m.n
+        for t in range(m.n):
+            if m.ocean[t]:
+                continue
+            total = 0.0
+            for k, r in enumerate(m.radius[t]):
+                f, sh, tr = tile_output(s, r, k == 0)
+                total += 2 * f + sh + 0.5 * tr
+            values[t] = total + (3 if m.riv[t] else 0) + (2 if m.coast[t] else 0)
+        land = sorted((v for v in values if v > 0), reverse=True)
+        cut = land[len(land) // 2] if land else 0
+        cache["sites"] = (values, sorted((t for t in range(m.n) if values[t] >= cut and cut > 0),
+                                         key=lambda t: -values[t]))
+    return cache["sites"]
+
+
+class BuiltinAI:
+    """`joint_action` gives every agent of `player` one rule-based action."""
+
+    kind = "builtin"
+
+    def __init__(self, level: str = "normal"):
+        if level not in LEVELS:
+            raise UserInputError(f"unknown AI level {level!r} (known: {', '.join(LEVELS)})")
+        self.level_name = level
+        self.level = LEVELS[level]
+        self.name = f"builtin:{level}"
+
+    def joint_action(self, state, player: int, rng: np.random.Generator) -> dict[AgentId, Action]:
+        return _Turn(state, player, self.level, rng).plan()
+
+
+class _Turn:
+    """One turn's planning for one player; holds the facts every agent's rule looks at."""
+
+    def __init__(self, s, player: int, level: AILevel, rng: np.random.Generator):
+        self.s, self.player, self.level, self.rng = s, player, level, rng
+        self.w = s.map.width
+        self.T = s.tables
+        self.own_cities = [c for c in s.cities.values() if c.owner == player]
+        self.enemy_cities = [c for c in s.cities.values() if c.owner != player]
+        self.own_units = [u for u in s.units.values() if u.owner == player]
+        self.enemy_units = [u for u in s.units.values() if u.owner != player]
+        self.claimed: set[int] = set()
+        self._near: dict[tuple[int, int], bool] = {}
+        self._blocked: set[int] | None = None
+        rs = self.T.ruleset.units
+        mil = self.T.unit_military
+        self.garrison: dict[int, list] = {}
+        for c in self.own_cities:
+            here = [self.s.units[i] for i in s.tile_units.get(c.tile, ())]
+            here = sorted((u for u in here if mil[u.kind]),
+                          key=lambda u: (-rs[u.kind].defense, u.id))
+            self.garrison[c.id] = here[: self.defenders_needed(c)]
+        self.garrisoned = {u.id for g in self.garrison.values() for u in g}
+        self.field = [u for u in self.own_units if mil[u.kind] and u.id not in self.garrisoned]
+        field_attack = sum(rs[u.kind].attack * u.hp / rs[u.kind].hp for u in self.field)
+        # Enemy defence that matters: units in or next to their cities count fully, the rest
+        # (wandering the map) a third.
+        w = self.w
+        enemy_def = 0.0
+        for e in self.enemy_units:
+            if mil[e.kind]:
+                near_city = any(_dist(w, e.tile, c.tile) <= 1 for c in self.enemy_cities)
+                enemy_def += rs[e.kind].defense * (1.0 if near_city else 0.34)
+        self.offensive = len(self.field) >= level.min_army and field_attack >= (
+            level.offensive_ratio * max(1.0, enemy_def)
+        )
+
+    def enemy_near(self, tile: int, radius: int) -> bool:
+        key = (tile, radius)
+        hit = self._near.get(key)
+        if hit is None:
+            w = self.w
+            x, y = tile % w, tile // w
+            hit = self._near[key] = any(
+                abs(u.tile % w - x) <= radius and abs(u.tile // w - y) <= radius
+                for u in self.enemy_units
+            )
+        return hit
+
+    def site_available(self, tile: int) -> bool:
+        """Whether a free city site lies within ten steps over land of `tile`."""
+        values, sites = site_values(self.s)
+        blocked = self.blocked_sites()
+        reach = land_distances(self.s, tile)
+        return any(reach[t] <= 10 and t not in blocked for t in sites)
+
+    def blocked_sites(self) -> set[int]:
+        """Tiles too close to an existing city for the AI's spacing."""
+        if self._blocked is None:
+            w, h = self.w, self.s.map.height
+            r = SITE_SPACING - 1
+            blocked = set()
+            for ct in self.s.city_at:
+                cx, cy = ct % w, ct // w
+                for y in range(max(0, cy - r), min(h, cy + r + 1)):
+                    blocked.update(range(y * w + max(0, cx - r), y * w + min(w, cx + r + 1)))
+            self._blocked = blocked
+        return self._blocked
+
+    def defenders_needed(self, c) -> int:
+        extra = 1 if self.level.walls and self.enemy_near(c.tile, 4) else 0
+        return self.level.defenders + extra
+
+    def plan(self) -> dict[AgentId, Action]:
+        out = {}
+        out[f"civ:{self.player}"] = self.research()
+        for c in self.own_cities:
+            out[c.aid] = self.production(c)
+        for u in self.own_units:
+            if u.activity in BUSY:
+                continue
+            out[u.aid] = self.unit_action(u)
+        return out
+
+    # --- civilization and cities -------------------------------------------------------------
+    def research(self) -> Action:
+        s, p = self.s, self.s.players[self.player]
+        options = legal.researchable(s, self.player)
+        if not options:
+            return legal.WAIT
+        if p.researching in options:
+            return Action("research", self.T.tech_names[p.researching])
+        names = [self.T.tech_names[t] for t in options]
+        for want in self.level.research:
+            if want in names:
+                return Action("research", want)
+        return Action("research", names[0])
+
+    def production(self, c) -> Action:
+        s, T, L = self.s, self.T, self.level
+        items = set(legal.buildable_items(s, c))
+        rs = T.ruleset.units
+        units = [rs[i] for i in range(T.n_units) if T.unit_names[i] in items]
+        have = sum(1 for u in self.s.tile_units.get(c.tile, ())
+                   if T.unit_military[self.s.units[u].kind])
+        settlers = sum(1 for u in self.own_units if T.unit_cities[u.kind])
+        settlers += sum(1 for x in self.own_cities if x.build < T.n_units
+                        and T.unit_cities[x.build] and x.id != c.id)
+        workers = sum(1 for u in self.own_units if T.unit_settlers[u.kind]
+                      and not T.unit_cities[u.kind])
+        danger = self.enemy_near(c.tile, 2)
+        if have < self.defenders_needed(c):
+            best = max((u for u in units if u.military),
+                       key=lambda u: (u.defense, -u.cost))
+            choice = best.name
+        elif (not danger and c.size >= 2 and len(self.own_cities) + settlers < L.max_cities
+              and "settlers" in items and self.site_available(c.tile)):
+            choice = "settlers"
+        elif "workers" in items and workers < min(len(self.own_cities), 4) and not danger:
+            choice = "workers"
+        elif L.walls and danger and "city walls" in items:
+            choice = "city walls"
+        elif L.barracks and c.size >= 3 and "barracks" in items:
+            choice = "barracks"
+        elif "granary" in items and c.size >= 5 and not danger:
+            choice = "granary"
+        else:
+            best = max((u for u in units if u.military and u.attack > 0),
+                       key=lambda u: (u.attack + 0.5 * u.defense + 0.5 * (u.move_rate - 1),
+                                      -u.cost))
+            choice = best.name
+        return Action("build", choice)
+
+    # --- units -------------------------------------------------------------------------------
+    def unit_action(self, u) -> Action:
+        T = self.T
+        options = legal.unit_actions(self.s, u)
+        if T.unit_cities[u.kind] and len(self.own_cities) < self.level.max_cities:
+            act = self.settle(u, options)
+            if act is not None:
+                return act
+        if T.unit_settlers[u.kind]:
+            return self.work(u, options)
+        if T.unit_military[u.kind]:
+            return self.fight(u, options)
+        return legal.WAIT
+
+    def step_towards(self, u, target: int, options: list[Action]) -> Action | None:
+        """The legal move that gets closest to `target` over land; None if none gets closer."""
+        w = self.w
+        dist = land_distances(self.s, target)
+        best, best_key = None, None
+        here = dist[u.tile]
+        for a in options:
+            if a.kind != "move":
+                continue
+            nt = self.s.map.neighbors[u.tile][a.arg]
+            d = dist[nt]
+            if d >= here:
+                continue
+            dx, dy = nt % w - target % w, nt // w - target // w
+            key = (d, dx * dx + dy * dy)
+            if best_key is None or key < best_key:
+                best, best_key = a, key
+        return best
+
+    def settle(self, u, options: list[Action]) -> Action | None:
+        s = self.s
+        values, sites = site_values(s)
+        blocked = self.blocked_sites()
+
+        def free(t: int) -> bool:
+            return t not in blocked and t not in self.claimed
+
+        if legal.BUILD_CITY in options and u.tile not in self.claimed:
+            first = not self.own_cities and not self.claimed
+            good = bool(sites) and free(u.tile) and values[u.tile] >= values[sites[-1]]
+            if first or good:
+                self.claimed.add(u.tile)
+                return legal.BUILD_CITY
+        best, best_score = None, None
+        reach = land_distances(s, u.tile)
+        for t in sites:
+            d = reach[t]
+            if d > 10 or not free(t) or self.enemy_near(t, 2) or s.owner_at(t) not in (-1, u.owner):
+                continue
+            score = values[t] - 3 * d
+            if best_score is None or score > best_score:
+                best, best_score = t, score
+        if best is None:
+            return None
+        self.claimed.add(best)
+        return self.step_towards(u, best, options) or legal.WAIT
+
+    def work(self, u, options: list[Action]) -> Action:
+        s = self.s
+        job = self.job_at(u.tile)
+        if job is not None and job in options and u.tile not in self.claimed:
+            self.claimed.add(u.tile)
+            return job
+        best, best_d = None, None
+        reach = land_distances(s, u.tile)
+        for c in self.own_cities:
+            for t in c.worked[1:]:
+                if t in self.claimed or reach[t] >= UNREACHABLE or self.job_at(t) is None:
+                    continue
+                if s.owner_at(t) not in (-1, u.owner):
+                    continue
+                d = reach[t]
+                if best_d is None or d < best_d:
+                    best, best_d = t, d
+        if best is None:
+            return legal.WAIT
+        self.claimed.add(best)
+        return self.step_towards(u, best, options) or legal.WAIT
+
+    def job_at(self, t: int) -> Action | None:
+        s = self.s
+        ter = self.T.ruleset.terrains[s.map.terr[t]]
+        imp = s.improvements[t]
+        if ter.mining_shield >= 2 and not imp & MINE and legal.can_mine(s, t):
+            return legal.MINE_ACTION
+        if ter.irrigation_food and ter.mining_shield < 2 and not imp & IRRIGATION and (
+            legal.can_irrigate(s, t)
+        ):
+            return legal.IRRIGATE
+        if ter.road_trade and not imp & ROAD and legal.can_build_road(s, t):
+            return legal.BUILD_ROAD
+        return None
+
+    def fight(self, u, options: list[Action]) -> Action:
+        s, w = self.s, self.w
+        best, best_odds = None, self.level.attack_odds
+        for a in options:
+            if a.kind == "attack":
+                nt = s.map.neighbors[u.tile][a.arg]
+                defender = combat.best_defender(s, nt)
+                p = combat.odds(s, u, defender)
+                if p >= best_odds:
+                    best, best_odds = a, p
+        if best is not None:
+            return best
+        stay = legal.FORTIFY if legal.FORTIFY in options else legal.WAIT
+        if u.id in self.garrisoned:
+            return stay
+        # An empty enemy city next door: walk in and take it.
+        for a in options:
+            if a.kind == "move":
+                nt = s.map.neighbors[u.tile][a.arg]
+                cid = s.city_at.get(nt)
+                if cid is not None and s.cities[cid].owner != self.player:
+                    return a
+        # A city short of defenders pulls the nearest free unit home.
+        for c in self.own_cities:
+            if len(self.garrison[c.id]) < self.defenders_needed(c):
+                if u.tile == c.tile:
+                    self.garrison[c.id].append(u)
+                    return stay
+                if _dist(w, u.tile, c.tile) <= 6 and c.id not in self.claimed:
+                    self.claimed.add(c.id)
+                    return self.step_towards(u, c.tile, options) or stay
+        if self.offensive and (self.enemy_cities or self.enemy_units):
+            targets = [c.tile for c in self.enemy_cities] or [e.tile for e in self.enemy_units]
+            reach = land_distances(s, u.tile)
+            target = min(targets, key=lambda t: (reach[t], t))
+            if reach[target] < UNREACHABLE:
+                return self.step_towards(u, target, options) or stay
+        if u.activity in (FORTIFIED, FORTIFYING):
+            return legal.WAIT
+        if self.own_cities:
+            rally = self.own_cities[0].tile
+            if self.enemy_cities:
+                rally = min((c.tile for c in self.own_cities),
+                            key=lambda t: min(_dist(w, t, e.tile) for e in self.enemy_cities))
+            if _dist(w, u.tile, rally) > 1:
+                return self.step_towards(u, rally, options) or stay
+        return stay

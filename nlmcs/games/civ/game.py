@@ -1,0 +1,131 @@
+"""`CivGame`: the fixed description of a civ game (ruleset, map size, players, turn limit).
+
+It compiles the ruleset into lookup tables once, caches one generated map per seed (maps are
+immutable and shared by every state made from them) and makes states and policies.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from nlmcs.errors import UserInputError
+from nlmcs.games.base import Game, Policy
+from nlmcs.games.civ import features, serialize
+from nlmcs.games.civ.mapgen import MapData, check_size, generate_map, start_tiles
+from nlmcs.games.civ.ruleset import load_ruleset
+from nlmcs.games.civ.state import CivState
+from nlmcs.games.civ.tables import compile_tables
+
+
+@dataclass(frozen=True)
+class CivConfig:
+    """How a civ game is set up.
+
+    ruleset: a ruleset name in data/rulesets/ ("classic") or a path to a JSON ruleset.
+    width, height: map size in tiles (default 40x25 = 1,000 tiles, the papers' map size).
+    num_players: civilizations on the map (2 by default; more are allowed).
+    max_turns: the game ends after this many turns; the higher score then wins.
+    land_fraction: share of the map that is land.
+    """
+
+    ruleset: str = "classic"
+    width: int = 40
+    height: int = 25
+    num_players: int = 2
+    max_turns: int = 100
+    land_fraction: float = 0.55
+
+    @classmethod
+    def small(cls, **overrides) -> CivConfig:
+        """A 16x12 map for tests and quick runs."""
+        return cls(**{"width": 16, "height": 12, **overrides})
+
+    @classmethod
+    def preset(cls, name: str, **overrides) -> CivConfig:
+        presets = {"default": {}, "small": {"width": 16, "height": 12},
+                   "tiny": {"width": 10, "height": 8}}
+        if name not in presets:
+            raise UserInputError(f"unknown map preset {name!r} (known: {', '.join(presets)})")
+        return cls(**{**presets[name], **overrides})
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+class CivGame(Game):
+    name = "civ"
+
+    def __init__(self, config: CivConfig | None = None, **overrides):
+        config = config or CivConfig()
+        if overrides:
+            config = dataclasses.replace(config, **overrides)
+        check_size(config.width, config.height)
+        if not isinstance(config.num_players, int) or not 2 <= config.num_players <= 8:
+            raise UserInputError(f"num_players {config.num_players!r} is out of range (2..8)")
+        if not isinstance(config.max_turns, int) or config.max_turns < 1:
+            raise UserInputError(f"max_turns {config.max_turns!r} must be a positive integer")
+        if not 0.2 <= config.land_fraction <= 0.9:
+            raise UserInputError(f"land_fraction {config.land_fraction!r} is out of range")
+        self.config = config
+        self.num_players = config.num_players
+        self.ruleset = load_ruleset(config.ruleset)
+        self.tables = compile_tables(self.ruleset)
+        self.vet_power = tuple(v / 100 for v in self.ruleset.params["veteran_power_pct"])
+        self.terrain_defense = tuple(t.defense_pct for t in self.ruleset.terrains)
+        self.terrain_move = tuple(t.move_cost for t in self.ruleset.terrains)
+        self._maps: dict[int, tuple[MapData, list[int]]] = {}
+        # Legal build/research options by (techs, buildings) bitmasks; see legal._build_options.
+        self.options_cache: dict = {}
+        self._feature_names = features.feature_names(self.tables)
+
+    # --- states ------------------------------------------------------------------------------
+    def map_for_seed(self, seed: int) -> tuple[MapData, list[int]]:
+        if seed not in self._maps:
+            if len(self._maps) > 8:
+                self._maps.clear()
+            c = self.config
+            m = generate_map(self.tables, c.width, c.height, seed, c.land_fraction)
+            self._maps[seed] = (m, start_tiles(self.tables, m, c.num_players, seed))
+        return self._maps[seed]
+
+    def blank_state(self, map_data: MapData) -> CivState:
+        """An empty state on `map_data` (no units, no cities); used by the JSON reader."""
+        return CivState(self, map_data)
+
+    def new_initial_state(self, seed: int) -> CivState:
+        m, starts = self.map_for_seed(int(seed))
+        s = self.blank_state(m)
+        names = self.tables.unit_names
+        for player, tile in enumerate(starts):
+            for unit_name in self.ruleset.params["start_units"]:
+                s.add_unit(player, names.index(unit_name), tile)
+        return s
+
+    def state_from_json(self, data: dict) -> CivState:
+        return serialize.state_from_json(self, data)
+
+    def state_feature_names(self) -> list[str]:
+        return list(self._feature_names)
+
+    # --- players -----------------------------------------------------------------------------
+    def policy(self, spec: str) -> Policy:
+        from nlmcs.games.civ.ai import BuiltinAI
+        from nlmcs.games.civ.policies import GreedyPolicy, RandomPolicy
+
+        name, _, level = str(spec).partition(":")
+        if name == "random" and not level:
+            return RandomPolicy()
+        if name == "greedy" and not level:
+            return GreedyPolicy()
+        if name == "builtin":
+            return BuiltinAI(level or "normal")
+        raise UserInputError(
+            f"unknown player {spec!r} (known: builtin[:easy|normal|hard], random, greedy)"
+        )
+
+
+def random_generator(seed: int) -> np.random.Generator:
+    return np.random.default_rng(seed)

@@ -1,0 +1,190 @@
+"""Text labels: the words a manual would use for an agent, its situation and a candidate action.
+
+These words are the bridge between the game and the strategy guide (Branavan et al. 2011 ground
+their text features in exactly such labels), so they use FreeCiv's own names, lower-cased: unit
+types, terrains, specials, "river", "irrigation", "mine", "road", "city", "enemy", ... and action
+phrases such as "build city", "irrigate", "build warriors", "research bronze working".
+Labels that depend only on the terrain are cached on the game (the map is shared by all clones).
+"""
+
+from __future__ import annotations
+
+from nlmcs.games.base import Action
+from nlmcs.games.civ.legal import parse_agent
+from nlmcs.games.civ.tables import DIRECTIONS, FORTIFIED, IMPROVEMENT_BITS
+
+_FIXED = {
+    "fortify": ("fortify",),
+    "wait": ("wait",),
+    "build_city": ("build city",),
+    "irrigate": ("irrigate",),
+    "mine": ("mine",),
+    "build_road": ("build road",),
+}
+SMALL_CITY_MAX = 3
+
+
+def agent_labels(s, agent: str) -> tuple[str, ...]:
+    kind, key = parse_agent(agent)
+    if kind == "unit":
+        u = s.units.get(key)
+        return () if u is None else (s.tables.unit_names[u.kind],)
+    if kind == "city":
+        return ("city",) if key in s.cities else ()
+    if kind == "civ" and key < len(s.players):
+        return ("civilization",)
+    return ()
+
+
+def tile_words(s, tile: int) -> tuple[str, ...]:
+    """Terrain, special, river, improvements and coast of a tile (cached per improvement state)."""
+    imp = s.improvements[tile]
+    key = tile * 8 + imp
+    cache = s.map.label_cache
+    words = cache.get(key)
+    if words is None:
+        m, T = s.map, s.tables
+        out = [T.terrain_names[m.terr[tile]]]
+        if m.res[tile] >= 0:
+            out.append(T.resource_names[m.res[tile]])
+        if m.riv[tile]:
+            out.append("river")
+        out.extend(name for name, bit in IMPROVEMENT_BITS if imp & bit)
+        if m.coast[tile]:
+            out.append("coast")
+        words = cache[key] = tuple(out)
+    return words
+
+
+def _near(s, tile: int, owner: int) -> tuple[bool, bool]:
+    """(enemy unit adjacent, friendly unit here or adjacent)."""
+    enemy = friendly = False
+    tu, units = s.tile_units, s.units
+    here = tu.get(tile)
+    if here and len(here) > 1:
+        friendly = True
+    for nb in s.map.neighbors[tile]:
+        if nb >= 0:
+            stack = tu.get(nb)
+            if stack:
+                if units[stack[0]].owner != owner:
+                    enemy = True
+                else:
+                    friendly = True
+    return enemy, friendly
+
+
+def _border(s, tile: int, owner: int) -> bool:
+    w = s.map.width
+    r2 = s.params["city_radius_sq"]
+    x, y = tile % w, tile // w
+    for c in s.cities.values():
+        if c.owner != owner:
+            dx, dy = c.tile % w - x, c.tile // w - y
+            if dx * dx + dy * dy <= r2:
+                return True
+    return False
+
+
+def state_labels(s, agent: str) -> tuple[str, ...]:
+    kind, key = parse_agent(agent)
+    if kind == "unit":
+        u = s.units.get(key)
+        if u is None:
+            return ()
+        words = list(tile_words(s, u.tile))
+        cid = s.city_at.get(u.tile)
+        if cid is not None:
+            words.append("city")
+            if s.cities[cid].capital:
+                words.append("capital")
+        enemy, friendly = _near(s, u.tile, u.owner)
+        if enemy:
+            words.append("enemy")
+        if friendly:
+            words.append("friendly")
+        if u.activity == FORTIFIED:
+            words.append("fortified")
+        if u.vet:
+            words.append("veteran")
+        if u.hp < s.tables.ruleset.units[u.kind].hp:
+            words.append("wounded")
+        if _border(s, u.tile, u.owner):
+            words.append("border")
+        return tuple(words)
+    if kind == "city":
+        c = s.cities.get(key)
+        return () if c is None else city_words(s, c)
+    if kind == "civ" and key < len(s.players):
+        player = key
+        words = ["civilization"]
+        mine = [c for c in s.cities.values() if c.owner == player]
+        if mine:
+            words.append("city")
+        if any(c.capital for c in mine):
+            words.append("capital")
+        if any(_near(s, c.tile, player)[0] for c in mine):
+            words.append("enemy")
+        return tuple(words)
+    return ()
+
+
+def city_words(s, c) -> tuple[str, ...]:
+    T = s.tables
+    words = ["city", *tile_words(s, c.tile)]
+    if c.capital:
+        words.append("capital")
+    words.append("small" if c.size <= SMALL_CITY_MAX else "large")
+    if c.surplus_food > 0:
+        words.append("growing")
+    else:
+        words.append("hungry")
+        if c.surplus_food < 0:
+            words.append("starving")
+    if c.unhappy:
+        words.append("unhappy")
+    for name, bit in (("walls", T.walls), ("barracks", T.barracks), ("granary", T.granary)):
+        if c.buildings >> bit & 1:
+            words.append(name)
+    tu, units = s.tile_units, s.units
+    for t in s.map.radius[c.tile]:
+        stack = tu.get(t)
+        if stack and units[stack[0]].owner != c.owner:
+            words.append("enemy")
+            break
+    return tuple(words)
+
+
+def action_labels(s, agent: str, action: Action) -> tuple[str, ...]:
+    kind = action.kind
+    fixed = _FIXED.get(kind)
+    if fixed is not None:
+        return fixed
+    if kind == "build":
+        return (f"build {action.arg}",)
+    if kind == "research":
+        return (f"research {action.arg}",)
+    if kind in ("move", "attack"):
+        d = action.arg
+        if not isinstance(d, int) or not 0 <= d < 8:
+            return (kind,)
+        who, key = parse_agent(agent)
+        u = s.units.get(key) if who == "unit" else None
+        if u is None:
+            return (kind, DIRECTIONS[d])
+        nt = s.map.neighbors[u.tile][d]
+        if nt < 0:
+            return (kind, DIRECTIONS[d])
+        dest = s.tables.terrain_names[s.map.terr[nt]]
+        if kind == "move":
+            if nt in s.city_at:
+                return ("move", DIRECTIONS[d], dest, "city")
+            return ("move", DIRECTIONS[d], dest)
+        words = ["attack", DIRECTIONS[d], "enemy", dest]
+        stack = s.tile_units.get(nt)
+        if stack:
+            words.append(s.tables.unit_names[s.units[stack[0]].kind])
+        if nt in s.city_at:
+            words.append("city")
+        return tuple(words)
+    return (kind.replace("_", " "),)

@@ -1,0 +1,290 @@
+"""Applying actions: one dispatcher, one small handler per action type, and cities changing hands.
+
+Every handler checks its own preconditions (the tests in `legal.py`) and returns False without
+changing anything when the action is not legal now, so an action that an earlier one made illegal
+is simply dropped.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nlmcs.games.base import Action
+from nlmcs.games.civ import combat
+from nlmcs.games.civ.legal import (
+    buildable_items,
+    can_build_road,
+    can_found_city,
+    can_irrigate,
+    can_mine,
+    in_enemy_zoc,
+    parse_agent,
+    researchable,
+    zoc_allows,
+)
+from nlmcs.games.civ.tables import (
+    BUSY,
+    CARDINAL,
+    FORTIFIED,
+    FORTIFYING,
+    IDLE,
+    IRRIGATING,
+    MINING,
+    ROAD,
+    ROADING,
+)
+
+
+# --- the dispatcher ----------------------------------------------------------------------------
+def apply_action(s, agent: str, action: Action, rng: np.random.Generator) -> bool:
+    kind, key = parse_agent(agent)
+    if kind == "unit":
+        u = s.units.get(key)
+        if u is None:
+            return False
+        if u.activity in BUSY:
+            return action.kind == "wait"  # keeps working
+        handler = UNIT_HANDLERS.get(action.kind)
+        return False if handler is None else handler(s, u, action.arg, rng)
+    if kind == "city":
+        c = s.cities.get(key)
+        return False if c is None or action.kind != "build" else set_production(s, c, action.arg)
+    if kind == "civ":
+        if not 0 <= key < len(s.players):
+            return False
+        if action.kind == "wait":
+            return not researchable(s, key)
+        return action.kind == "research" and set_research(s, key, action.arg)
+    return False
+
+
+# --- unit handlers -----------------------------------------------------------------------------
+def _direction(arg) -> int:
+    return arg if isinstance(arg, int) and not isinstance(arg, bool) and 0 <= arg < 8 else -1
+
+
+def do_move(s, u, arg, rng) -> bool:
+    """Move along one direction while move points last: roads and rivers (cardinal steps) cost a
+    fraction of a move, so fast units and road networks go further. Stops next to an enemy, on
+    entering a city, or where the next step is blocked. Entering an empty enemy city captures it.
+    A unit next to an enemy may not step to another tile next to one (zones of control)."""
+    d = _direction(arg)
+    if d < 0:
+        return False
+    m = s.map
+    frags = s.params["move_frags"]
+    moves = s.tables.ruleset.units[u.kind].move_rate * frags
+    military = s.tables.unit_military[u.kind]
+    first = m.neighbors[u.tile][d]
+    if (first >= 0 and u.tile not in s.city_at and in_enemy_zoc(s, u.tile, u.owner)
+            and not zoc_allows(s, first, u.owner)):
+        return False  # zones of control; later steps start away from enemies (we stop next to one)
+    steps = 0
+    while moves > 0:
+        here, nt = u.tile, m.neighbors[u.tile][d]
+        if nt < 0 or m.ocean[nt]:
+            break
+        stack = s.tile_units.get(nt)
+        if stack and s.units[stack[0]].owner != u.owner:
+            break
+        cid = s.city_at.get(nt)
+        enemy_city = cid is not None and s.cities[cid].owner != u.owner
+        if enemy_city and not military:
+            break
+        if (s.improvements[here] & ROAD or here in s.city_at) and (
+            s.improvements[nt] & ROAD or cid is not None
+        ):
+            cost = s.params["road_move_frags"]
+        elif m.riv[here] and m.riv[nt] and d in CARDINAL:
+            cost = s.params["river_move_frags"]
+        else:
+            cost = s.terrain_move[m.terr[nt]] * frags
+        s.move_unit(u, nt)
+        steps += 1
+        moves -= cost
+        if enemy_city:
+            capture_city(s, s.cities[cid], u.owner)
+            break
+        if cid is not None or enemy_adjacent(s, nt, u.owner):
+            break
+    if steps == 0:
+        return False
+    u.activity = IDLE
+    return True
+
+
+def enemy_adjacent(s, tile: int, owner: int) -> bool:
+    tu, units = s.tile_units, s.units
+    for nb in s.map.neighbors[tile]:
+        if nb >= 0:
+            stack = tu.get(nb)
+            if stack and units[stack[0]].owner != owner:
+                return True
+    return False
+
+
+def do_attack(s, u, arg, rng) -> bool:
+    d = _direction(arg)
+    T = s.tables
+    if d < 0 or not T.unit_military[u.kind] or T.ruleset.units[u.kind].attack <= 0:
+        return False
+    nt = s.map.neighbors[u.tile][d]
+    if nt < 0 or s.map.ocean[nt]:
+        return False
+    stack = s.tile_units.get(nt)
+    if not stack or s.units[stack[0]].owner == u.owner:
+        return False
+    defender = combat.best_defender(s, nt)
+    a = combat.attack_strength(s, u)
+    dd = combat.defense_strength(s, defender)
+    fp = T.ruleset.units
+    att_hp, def_hp = combat.combat_rounds(rng, a / (a + dd), u.hp, defender.hp,
+                                          fp[u.kind].firepower, fp[defender.kind].firepower)
+    u.activity = IDLE
+    raise_pct = s.params["veteran_raise_pct"]
+    if def_hp <= 0:
+        u.hp = att_hp
+        city_id = s.city_at.get(nt)
+        dead = [defender] if city_id is not None else [s.units[i] for i in stack]  # killstack
+        for victim in dead:
+            s.remove_unit(victim)
+        s.players[u.owner].killed += len(dead)
+        s.players[defender.owner].lost += len(dead)
+        if city_id is not None:
+            city = s.cities[city_id]
+            city.size -= 1  # FreeCiv "KillCitizen": a lost defence costs the city a citizen
+            city.dirty = True
+            if city.size <= 0:
+                destroy_city(s, city)
+        if u.vet + 1 < len(raise_pct) and rng.random() * 100 < raise_pct[u.vet]:
+            u.vet += 1
+    else:
+        defender.hp = def_hp
+        s.remove_unit(u)
+        s.players[defender.owner].killed += 1
+        s.players[u.owner].lost += 1
+        if defender.vet + 1 < len(raise_pct) and rng.random() * 100 < raise_pct[defender.vet]:
+            defender.vet += 1
+    s.check_over()
+    return True
+
+
+def do_fortify(s, u, arg, rng) -> bool:
+    if not s.tables.unit_can_fortify[u.kind] or u.activity in (FORTIFIED, FORTIFYING):
+        return False
+    u.activity = FORTIFYING
+    return True
+
+
+def do_wait(s, u, arg, rng) -> bool:
+    return True
+
+
+def do_build_city(s, u, arg, rng) -> bool:
+    if not s.tables.unit_cities[u.kind] or not can_found_city(s, u.tile):
+        return False
+    tile, owner = u.tile, u.owner
+    s.remove_unit(u)
+    found_city(s, owner, tile)
+    return True
+
+
+def _start_work(activity, check):
+    def handler(s, u, arg, rng) -> bool:
+        if not s.tables.unit_settlers[u.kind] or not check(s, u.tile):
+            return False
+        u.activity = activity
+        u.progress = 0
+        return True
+
+    return handler
+
+
+UNIT_HANDLERS = {
+    "move": do_move,
+    "attack": do_attack,
+    "fortify": do_fortify,
+    "wait": do_wait,
+    "build_city": do_build_city,
+    "irrigate": _start_work(IRRIGATING, can_irrigate),
+    "mine": _start_work(MINING, can_mine),
+    "build_road": _start_work(ROADING, can_build_road),
+}
+
+
+# --- city and civilization handlers ------------------------------------------------------------
+def set_production(s, c, name) -> bool:
+    if not isinstance(name, str) or name not in buildable_items(s, c):
+        return False
+    T = s.tables
+    item = T.item_index(name)
+    if item != c.build:
+        if not c.fresh and (item < T.n_units) != (c.build < T.n_units):
+            c.shields = c.shields * (100 - s.params["change_penalty_pct"]) // 100
+        c.build = item
+    return True
+
+
+def set_research(s, player: int, name) -> bool:
+    T = s.tables
+    if not isinstance(name, str) or name not in T.tech_names:
+        return False
+    t = T.tech_names.index(name)
+    if t not in researchable(s, player):
+        return False
+    s.players[player].researching = t
+    return True
+
+
+# --- cities changing hands ---------------------------------------------------------------------
+def found_city(s, owner: int, tile: int):
+    from nlmcs.games.civ.objects import City
+
+    cid = s.next_id
+    s.next_id += 1
+    capital = not any(c.owner == owner and c.capital for c in s.cities.values())
+    warriors = s.tables.unit_names.index("warriors") if "warriors" in s.tables.unit_names else 0
+    city = City(cid, owner, tile, size=1, build=warriors, capital=capital, founded=s.turn)
+    s.cities[cid] = city
+    s.city_at[tile] = cid
+    for other in s.cities.values():
+        other.dirty = True
+    return city
+
+
+def capture_city(s, city, new_owner: int) -> None:
+    """FreeCiv conquest: the city shrinks by one (destroyed at size 0), then changes hands."""
+    old = city.owner
+    city.size -= 1
+    if city.size <= 0:
+        destroy_city(s, city)
+    else:
+        city.owner = new_owner
+        city.capital = False
+        city.fresh = True
+        city.shields = 0
+        city.dirty = True
+        if city.build >= 0 and s.tables.item_names[city.build] not in buildable_items(s, city):
+            city.build = 0
+        for u in s.units.values():
+            if u.home == city.id:
+                u.home = -1
+    _reassign_capital(s, old)
+    s.check_over()
+
+
+def destroy_city(s, city) -> None:
+    del s.cities[city.id]
+    del s.city_at[city.tile]
+    for u in s.units.values():
+        if u.home == city.id:
+            u.home = -1
+    for other in s.cities.values():
+        other.dirty = True
+    _reassign_capital(s, city.owner)
+
+
+def _reassign_capital(s, owner: int) -> None:
+    mine = [c for c in s.cities.values() if c.owner == owner]
+    if mine and not any(c.capital for c in mine):
+        min(mine, key=lambda c: c.id).capital = True

@@ -1,0 +1,101 @@
+"""`CorpusRecorder`: a game hook writing every decision in the "nlmcs-corpus/1" JSON-lines format.
+
+One file may hold several games. Each game's lines are collected in memory and appended to the file
+in one write (then flushed and fsynced) when the game ends, so a crash loses at most the game in
+flight and leaves at most a truncated last game, which the corpus reader reports by line number.
+A new file is created atomically (temp file in the same directory, then rename). The format is
+documented in README.md under "## Corpus format"; `corpus/format.py` reads and validates it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+import numpy as np
+
+from nlmcs.games.base import Action, AgentId, Game, State
+
+FORMAT = "nlmcs-corpus/1"
+
+
+def _vec(v: np.ndarray) -> list[float]:
+    return [round(float(x), 5) for x in v]
+
+
+class CorpusRecorder:
+    """Record games played by `nlmcs.games.runner.play_game` into `path` (appending)."""
+
+    def __init__(self, path: str | Path, *, record_states: bool = True):
+        self.path = Path(path)
+        self.record_states = record_states
+        self.game_id = ""
+        self._lines: list[str] = []
+        self._labels: dict[AgentId, list[str]] = {}
+        self.games_written = 0
+
+    def _emit(self, obj: dict) -> None:
+        self._lines.append(json.dumps(obj, separators=(",", ":")))
+
+    def on_start(self, game: Game, state: State, seed: int, players_meta: list[dict]) -> None:
+        self.game_id = f"{game.name}-{seed}-{uuid.uuid4().hex[:12]}"
+        self._lines = []
+        config = game.config.to_dict() if hasattr(game, "config") else {}
+        ruleset = getattr(game, "ruleset", None)
+        self._emit({
+            "type": "game", "format": FORMAT, "game_id": self.game_id, "game": game.name,
+            "ruleset": getattr(ruleset, "name", ""),
+            "ruleset_sha256": getattr(ruleset, "sha256", ""),
+            "seed": int(seed), "config": config, "players": list(players_meta),
+            "state_features": list(game.state_feature_names()),
+        })
+
+    def on_turn(self, state: State) -> None:
+        # Agent labels are taken at the start of the turn: a unit that dies or founds a city
+        # during its own action still gets the words it had when it chose.
+        self._labels = {
+            a: list(state.agent_labels(a))
+            for p in range(state.num_players)
+            for a in state.agents(p)
+        }
+        turn = {"type": "turn", "game_id": self.game_id, "turn": state.turn}
+        if self.record_states:
+            turn["state"] = state.to_json()
+        self._emit(turn)
+
+    def on_decision(self, state_before_vec: np.ndarray, state: State, turn: int, player: int,
+                    agent: AgentId, action: Action, applied: bool,
+                    after_vec: np.ndarray) -> None:
+        labels = self._labels.get(agent)
+        if labels is None:
+            labels = list(state.agent_labels(agent))
+        self._emit({
+            "type": "decision", "game_id": self.game_id, "turn": int(turn), "player": int(player),
+            "agent": agent, "agent_labels": labels,
+            "action": {"kind": action.kind, "arg": action.arg},
+            "action_type": state.action_type(action), "applied": bool(applied),
+            "state_vector": _vec(state_before_vec), "after_vector": _vec(after_vec),
+        })
+
+    def on_end(self, state: State, result) -> None:
+        self._emit({
+            "type": "result", "game_id": self.game_id, "turns": int(result.turns),
+            "winner": result.winner, "scores": [float(x) for x in result.scores],
+        })
+        text = "\n".join(self._lines) + "\n"
+        self._lines = []
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.exists():
+            with open(self.path, "a", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+        else:
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, self.path)
+        self.games_written += 1

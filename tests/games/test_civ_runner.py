@@ -1,0 +1,58 @@
+"""The runner plays exactly what `State.apply_joint_actions` would, and tells its hooks."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nlmcs.games.runner import play_game
+
+
+class Spy:
+    def __init__(self):
+        self.calls = []
+
+    def on_start(self, game, state, seed, players_meta):
+        self.calls.append(("start", seed, tuple(m["kind"] for m in players_meta)))
+
+    def on_turn(self, state):
+        self.calls.append(("turn", state.turn))
+
+    def on_decision(self, before, state, turn, player, agent, action, applied, after):
+        assert before.shape == after.shape
+        self.calls.append(("decision", turn, player, agent))
+
+    def on_end(self, state, result):
+        self.calls.append(("end", result.turns))
+
+
+def test_runner_matches_apply_joint_actions(small_game):
+    spy = Spy()
+    pols = {0: small_game.policy("builtin"), 1: small_game.policy("random")}
+    played = small_game.new_initial_state(4)
+    play_game(small_game, pols, seed=4, max_turns=12, hooks=[spy], state=played)
+
+    replay = small_game.new_initial_state(4)
+    rng = np.random.default_rng(4)
+    for _ in range(12):
+        joint = {p: pols[p].joint_action(replay, p, rng) for p in (0, 1)}
+        replay.apply_joint_actions(joint, rng)
+    assert replay.to_json() == played.to_json()
+
+    assert spy.calls[0] == ("start", 4, ("builtin", "random"))
+    assert spy.calls[-1] == ("end", 12)
+    assert [c[1] for c in spy.calls if c[0] == "turn"] == list(range(12))
+    # players alternate who moves first: on odd turns player 1's decisions come first
+    for turn in (0, 1):
+        players = [c[2] for c in spy.calls if c[0] == "decision" and c[1] == turn]
+        assert players[0] == turn % 2 and players == sorted(players, reverse=turn % 2 == 1)
+
+
+def test_unnamed_policies_are_recorded_as_search(small_game):
+    class Planner:
+        def joint_action(self, state, player, rng):
+            return {}
+
+    spy = Spy()
+    play_game(small_game, {0: Planner(), 1: small_game.policy("random")}, seed=0, max_turns=1,
+              hooks=[spy])
+    assert spy.calls[0] == ("start", 0, ("search", "random"))
