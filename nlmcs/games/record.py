@@ -97,5 +97,6 @@ class CorpusRecorder:
             fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)
+            os.chmod(tmp, 0o644)  # mkstemp makes 0600; a log is an ordinary user file
             os.replace(tmp, self.path)
         self.games_written += 1

@@ -1,0 +1,292 @@
+"""Reader and validator for recorded-game logs in the "nlmcs-corpus/1" JSON-lines format.
+
+A log file holds one or more games. Each game is a `game` header line, then `turn` lines (the
+full state at the start of every turn) and `decision` lines (one per agent action, with the acting
+player's state vector before and after the action), then a `result` line. README.md documents the
+format under "Corpus format"; `nlmcs.games.record.CorpusRecorder` writes it.
+
+The reader is a lazy generator of whole games (a game is only yielded once its result line has
+been read and every line validated), so files far larger than memory stream through. Every problem
+names the file and the line. With `on_error="skip"` a malformed line, or a game left without a
+result by a crashed recorder, is dropped *and* reported in the `ReadReport`; nothing is dropped
+silently.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from nlmcs.errors import UserInputError
+
+log = logging.getLogger(__name__)
+
+FORMAT = "nlmcs-corpus/1"
+OnError = Literal["stop", "skip"]
+
+
+class CorpusFormatError(UserInputError):
+    """A log line that breaks the format; the message starts with `file:line:`."""
+
+
+class WrongGameError(CorpusFormatError):
+    """A log recorded for another game or ruleset; never skipped, since the whole file is wrong."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One agent's action as recorded (the fields of a `decision` line)."""
+
+    line: int
+    turn: int
+    player: int
+    agent: str
+    agent_labels: tuple[str, ...]
+    action_kind: str
+    action_arg: int | str | None
+    action_type: str
+    applied: bool
+    state_vector: np.ndarray  # (F,) float32
+    after_vector: np.ndarray  # (F,) float32
+
+
+@dataclass
+class GameRecord:
+    """A complete, validated game from one log file."""
+
+    path: Path
+    line: int  # line of the header
+    header: dict
+    decisions: list[Decision] = field(default_factory=list)
+    turns: int = 0  # number of `turn` lines seen
+    result: dict | None = None
+
+    @property
+    def game_id(self) -> str:
+        return self.header["game_id"]
+
+
+@dataclass
+class ReadReport:
+    """What a read skipped, as `file:line: problem` strings, and how many games it yielded."""
+
+    problems: list[str] = field(default_factory=list)
+    games: int = 0
+    decisions: int = 0
+
+
+def _fail(path: Path, line: int, message: str) -> CorpusFormatError:
+    return CorpusFormatError(f"{path}:{line}: {message}")
+
+
+def _need(record: dict, key: str, kinds: type | tuple[type, ...], path: Path, line: int):
+    if key not in record:
+        raise _fail(path, line, f"{record.get('type')} line lacks the field {key!r}")
+    value = record[key]
+    # bool is an int subclass; refuse it where a number is wanted.
+    if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
+        raise _fail(path, line, f"field {key!r} should not be true/false")
+    if not isinstance(value, kinds):
+        raise _fail(path, line, f"field {key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+_NUMBER_TYPES = frozenset({int, float})
+
+
+def _vector(record: dict, key: str, width: int, path: Path, line: int) -> np.ndarray:
+    values = _need(record, key, list, path, line)
+    if len(values) != width:
+        raise _fail(path, line, f"{key} has {len(values)} values; the header names {width}")
+    # type() rather than isinstance(): true/false are ints to Python but not numbers here.
+    numeric = set(map(type, values)) <= _NUMBER_TYPES
+    array = np.asarray(values, dtype=np.float64) if numeric else None
+    if array is None or not np.isfinite(array).all():
+        bad = next((v for v in values if type(v) not in _NUMBER_TYPES or not math.isfinite(v)),
+                   None)
+        raise _fail(path, line, f"{key} holds a non-finite or non-numeric value {bad!r}")
+    return array.astype(np.float32)
+
+
+def _check_header(rec: dict, path: Path, line: int, expect_game: str | None,
+                  expect_ruleset: str | None) -> None:
+    if rec.get("format") != FORMAT:
+        raise _fail(path, line, f"unknown format {rec.get('format')!r} (expected {FORMAT!r})")
+    _need(rec, "game_id", str, path, line)
+    game = _need(rec, "game", str, path, line)
+    ruleset = _need(rec, "ruleset", str, path, line)
+    _need(rec, "seed", int, path, line)
+    players = _need(rec, "players", list, path, line)
+    features = _need(rec, "state_features", list, path, line)
+    if not features or not all(isinstance(f, str) for f in features):
+        raise _fail(path, line, "state_features must be a non-empty list of names")
+    for p in players:
+        if not isinstance(p, dict) or not {"player", "kind"} <= p.keys():
+            raise _fail(path, line, "each player needs 'player' and 'kind'")
+    if expect_game is not None and game != expect_game:
+        raise WrongGameError(f"{path}:{line}: log is for game {game!r}, expected {expect_game!r}")
+    if expect_ruleset is not None and ruleset != expect_ruleset:
+        raise WrongGameError(
+            f"{path}:{line}: log uses ruleset {ruleset!r}, expected {expect_ruleset!r}")
+
+
+def _decision(rec: dict, width: int, path: Path, line: int) -> Decision:
+    action = _need(rec, "action", dict, path, line)
+    kind = action.get("kind")
+    arg = action.get("arg")
+    if not isinstance(kind, str) or not (arg is None or isinstance(arg, int | str)):
+        raise _fail(path, line, "action must be {'kind': str, 'arg': int|str|null}")
+    labels = _need(rec, "agent_labels", list, path, line)
+    if not all(isinstance(w, str) for w in labels):
+        raise _fail(path, line, "agent_labels must be a list of words")
+    return Decision(
+        line=line,
+        turn=_need(rec, "turn", int, path, line),
+        player=_need(rec, "player", int, path, line),
+        agent=_need(rec, "agent", str, path, line),
+        agent_labels=tuple(labels),
+        action_kind=kind,
+        action_arg=arg,
+        action_type=_need(rec, "action_type", str, path, line),
+        applied=_need(rec, "applied", bool, path, line),
+        state_vector=_vector(rec, "state_vector", width, path, line),
+        after_vector=_vector(rec, "after_vector", width, path, line),
+    )
+
+
+def _lines(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
+    """(line number, parsed object or None, problem or None) for every non-blank line."""
+    try:
+        handle = path.open("rb")
+    except OSError as err:
+        raise UserInputError(f"{path}: cannot open ({err.strerror})") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            last = not raw.endswith(b"\n")
+            try:
+                obj = json.loads(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                yield number, None, "not UTF-8 text (is this a binary file?)"
+                continue
+            except json.JSONDecodeError as err:
+                what = "truncated last line (the recorder may have crashed)" if last else (
+                    f"malformed JSON ({err.msg} at column {err.colno})")
+                yield number, None, what
+                continue
+            if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
+                yield number, None, "each line must be a JSON object with a 'type'"
+                continue
+            yield number, obj, None
+
+
+def log_files(paths: list[str | Path]) -> list[Path]:
+    """Files to read, in a stable order: a directory stands for its *.jsonl files, sorted."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(path.glob("*.jsonl"))
+            if not found:
+                raise UserInputError(f"{path}: directory holds no .jsonl log files")
+            out.extend(found)
+        else:
+            out.append(path)
+    return out
+
+
+def read_games(
+    path: str | Path,
+    *,
+    limit: int | None = None,
+    on_error: OnError = "stop",
+    expect_game: str | None = None,
+    expect_ruleset: str | None = None,
+    report: ReadReport | None = None,
+) -> Iterator[GameRecord]:
+    """Yield the complete games of one log file, in file order, at most `limit` of them.
+
+    `on_error="stop"` raises `CorpusFormatError` at the first problem; `"skip"` drops the bad line
+    (or the unfinished game) and appends the problem to `report.problems`. A log for another game
+    or ruleset than `expect_game`/`expect_ruleset` is always an error.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise UserInputError(f"{path}: is a directory, expected a .jsonl log file")
+    report = report if report is not None else ReadReport()
+    current: GameRecord | None = None
+    width = 0
+
+    def problem(line: int, message: str) -> None:
+        text = f"{path}:{line}: {message}"
+        if on_error == "stop":
+            raise CorpusFormatError(text)
+        log.warning("skipped %s", text)
+        report.problems.append(text)
+
+    yielded = 0
+    dropped_id: object = None  # game id whose header was bad: its lines go with it
+    for number, rec, issue in _lines(path):
+        if limit is not None and yielded >= limit:
+            return
+        if issue is not None:
+            problem(number, issue)
+            continue
+        kind = rec["type"]
+        if kind != "game" and dropped_id is not None and rec.get("game_id") == dropped_id:
+            continue  # part of a game already reported as skipped
+        try:
+            if kind == "game":
+                if current is not None:
+                    problem(current.line, f"game {current.game_id!r} has no result line")
+                    current = None
+                dropped_id = rec.get("game_id")
+                _check_header(rec, path, number, expect_game, expect_ruleset)
+                dropped_id = None
+                current = GameRecord(path=path, line=number, header=rec)
+                width = len(rec["state_features"])
+                continue
+            if current is None:
+                raise _fail(path, number, f"{kind} line before any game header")
+            if rec.get("game_id") != current.game_id:
+                raise _fail(path, number, f"game_id {rec.get('game_id')!r} inside game "
+                                          f"{current.game_id!r}")
+            if kind == "turn":
+                _need(rec, "turn", int, path, number)
+                if "state" in rec:  # a recorder may leave states out to save space
+                    _need(rec, "state", dict, path, number)
+                current.turns += 1
+            elif kind == "decision":
+                current.decisions.append(_decision(rec, width, path, number))
+            elif kind == "result":
+                _need(rec, "turns", int, path, number)
+                winner = rec.get("winner")
+                if winner is not None and (isinstance(winner, bool) or not isinstance(winner, int)):
+                    raise _fail(path, number, "winner must be a player number or null")
+                _need(rec, "scores", list, path, number)
+                current.result = rec
+                report.games += 1
+                report.decisions += len(current.decisions)
+                yielded += 1
+                done, current = current, None
+                yield done
+            else:
+                raise _fail(path, number, f"unknown line type {kind!r}")
+        except CorpusFormatError as err:
+            if on_error == "stop" or isinstance(err, WrongGameError):
+                raise
+            if kind == "game":
+                err = CorpusFormatError(f"{err} (its whole game is skipped)")
+            report.problems.append(str(err))
+            log.warning("skipped %s", err)
+    if current is not None and (limit is None or yielded < limit):
+        problem(current.line, f"game {current.game_id!r} has no result line (file ends early; "
+                              "the recorder may have crashed)")

@@ -1,0 +1,192 @@
+"""Online updates of the value network from roll-out rewards (Branavan et al. 2011, eqs. 2-3).
+
+For every datapoint (a sampled decision of the first simulated steps of a roll-out) with reward R:
+
+    w <- w + alpha (R - Q) f                                   output layer
+    u <- u + alpha k (phi(y) - E_p[phi])                       sentence relevance
+    v <- v + alpha k (psi(z_j) - E_p[psi]) for each word j     predicate labels
+
+with k = (Q - R) Q, the sign of the release, or k = (R - Q) Q, the gradient of the squared error
+(`ModelConfig.sign`). An L2 penalty decays every weight a datapoint touches. Each roll-out's
+datapoints are swept `passes` times; a sweep scores all of them with the weights it starts from
+and then applies their updates together (one vectorised step per sweep).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nlmcs.model.features import ROOT
+from nlmcs.model.network import Decision, ValueNetwork
+
+
+@dataclass
+class _Sparse:
+    """Concatenated (slot, value) pairs with the row each belongs to."""
+
+    slot: np.ndarray
+    val: np.ndarray
+    row: np.ndarray
+
+
+def _cat(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> _Sparse:
+    if not parts:
+        z = np.zeros(0, np.int64)
+        return _Sparse(z, np.zeros(0), z)
+    s, v, r = zip(*parts, strict=True)
+    return _Sparse(np.concatenate(s), np.concatenate(v), np.concatenate(r))
+
+
+@dataclass
+class _Batch:
+    f: _Sparse  # rows = datapoints
+    phi: _Sparse | None  # rows = candidate rows of all datapoints
+    row_owner: np.ndarray  # (R,) datapoint of each candidate row
+    row_start: np.ndarray  # (D,) first candidate row of each datapoint
+    chosen_row: np.ndarray  # (D,) global candidate row picked
+    psi: _Sparse | None  # rows = (word, label) pairs, 3 per word
+    word_owner: np.ndarray  # (Wz,) datapoint of each labelled word
+    word_label: np.ndarray  # (Wz,) sampled label
+
+
+def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> _Batch:
+    kind = net.config.kind
+    f_parts, phi_parts, psi_parts = [], [], []
+    row_owner, row_start, chosen = [], [], []
+    word_owner, word_label = [], []
+    n_rows = n_words = 0
+    for d, dec in enumerate(decisions):
+        feats = net.features(dec.sig)
+        g = feats.game
+        f_parts.append((g, np.ones(len(g)), np.full(len(g), d)))
+        if kind == "linear":
+            continue
+        if kind == "latent":
+            k = feats.latent_phi.shape[0]
+            sl = feats.latent_phi.ravel()
+            rows = np.repeat(np.arange(k), feats.latent_phi.shape[1]) + n_rows
+            phi_parts.append((sl, np.ones(len(sl)), rows))
+            fy = feats.latent_f[dec.y]
+            f_parts.append((fy, np.ones(len(fy)), np.full(len(fy), d)))
+        else:
+            uw = feats.unit
+            c = len(uw.sentences)
+            k = c + 1
+            word_slots = np.concatenate([uw.phi_word, feats.parts[0].phi[:, None]], axis=1)
+            phi_parts.append(
+                (word_slots.ravel(), np.ones(word_slots.size), np.repeat(uw.rows, 3) + n_rows)
+            )
+            phi_parts.append(
+                (np.full(c, net.overlap_slot), feats.parts[1].overlap, np.arange(c) + n_rows)
+            )
+            phi_parts.append((net.null_slots, np.ones(2), np.full(2, c + n_rows)))
+            if dec.y < c:
+                lo = int(np.searchsorted(uw.rows, dec.y, side="left"))
+                hi = int(np.searchsorted(uw.rows, dec.y, side="right"))
+                lang = feats.lang(lo, hi).ravel()
+                f_parts.append((lang, np.ones(len(lang)), np.full(len(lang), d)))
+                if kind == "text" and dec.z:
+                    z = np.asarray(dec.z)
+                    js = np.arange(lo, hi)
+                    labelled = z < 2
+                    pred = feats.pred(lo, hi)[np.flatnonzero(labelled), z[labelled]].ravel()
+                    f_parts.append((pred, np.ones(len(pred)), np.full(len(pred), d)))
+                    if net.config.grounding_features:
+                        ms = net.match_slots[z[labelled]]
+                        mv = feats.match[js[labelled], z[labelled]]
+                        f_parts.append((ms, mv, np.full(len(ms), d)))
+                    # psi rows: 3 per word (one per candidate label).
+                    nw = hi - lo
+                    par = uw.parent[js]
+                    lp = np.where(par < 0, ROOT, z[np.maximum(par - lo, 0)])
+                    static = uw.psi_static[js]  # (nw, 3, 7)
+                    plab = net.plabel_slots[lp][:, :, None]  # (nw, 3, 1)
+                    flag = np.broadcast_to(net.flag_slots.T[None], (nw, 3, 3))
+                    flag_val = np.broadcast_to(feats.flags[js][:, None, :], (nw, 3, 3))
+                    sl = np.concatenate([static, plab, flag], axis=2)  # (nw, 3, 11)
+                    val = np.concatenate(
+                        [np.ones((nw, 3, 8)), flag_val.astype(float)], axis=2
+                    )
+                    rows = np.broadcast_to(
+                        (np.arange(nw * 3).reshape(nw, 3) + 3 * n_words)[:, :, None], sl.shape
+                    )
+                    psi_parts.append((sl.ravel(), val.ravel(), rows.ravel()))
+                    word_owner.append(np.full(nw, d))
+                    word_label.append(z)
+                    n_words += nw
+        row_owner.append(np.full(k, d))
+        row_start.append(n_rows)
+        chosen.append(n_rows + dec.y)
+        n_rows += k
+    ints = np.zeros(0, np.int64)
+    return _Batch(
+        f=_cat(f_parts),
+        phi=_cat(phi_parts) if phi_parts else None,
+        row_owner=np.concatenate(row_owner) if row_owner else ints,
+        row_start=np.array(row_start, np.int64),
+        chosen_row=np.array(chosen, np.int64),
+        psi=_cat(psi_parts) if psi_parts else None,
+        word_owner=np.concatenate(word_owner) if word_owner else ints,
+        word_label=np.concatenate(word_label) if word_label else ints,
+    )
+
+
+def update(net: ValueNetwork, decisions: Sequence[Decision], reward: float) -> None:
+    """Apply `passes` sweeps of the online updates for one roll-out's datapoints."""
+    if not decisions:
+        return
+    cfg = net.config
+    batch = _build(net, decisions)
+    n = len(decisions)
+    alpha, l2 = cfg.alpha, cfg.l2
+    f = batch.f
+    for _ in range(cfg.passes):
+        q = np.bincount(f.row, weights=net.w[f.slot] * f.val, minlength=n)
+        err = reward - q
+        k = (q - reward) * q if cfg.sign == "release" else (reward - q) * q
+        dw = alpha * (err[f.row] * f.val - l2 * net.w[f.slot])
+        du = dv = None
+        if batch.phi is not None and len(batch.row_owner):
+            phi = batch.phi
+            n_rows = len(batch.row_owner)
+            logits = np.bincount(phi.row, weights=net.u[phi.slot] * phi.val, minlength=n_rows)
+            p = _segment_softmax(logits / cfg.temperature, batch.row_start)
+            coef = -p
+            coef[batch.chosen_row] += 1.0
+            du = alpha * (
+                k[batch.row_owner[phi.row]] * coef[phi.row] * phi.val
+                - l2 * net.u[phi.slot] * (phi.val != 0)
+            )
+        if batch.psi is not None and len(batch.word_owner):
+            psi = batch.psi
+            nw = len(batch.word_owner)
+            logits = np.bincount(psi.row, weights=net.v[psi.slot] * psi.val, minlength=3 * nw)
+            logits = logits.reshape(nw, 3) / cfg.temperature
+            e = np.exp(logits - logits.max(axis=1, keepdims=True))
+            p = e / e.sum(axis=1, keepdims=True)
+            coef = -p
+            coef[np.arange(nw), batch.word_label] += 1.0
+            coef = coef.ravel()
+            owner = np.repeat(batch.word_owner, 3)
+            dv = alpha * (
+                k[owner[psi.row]] * coef[psi.row] * psi.val - l2 * net.v[psi.slot] * (psi.val != 0)
+            )
+        np.add.at(net.w, f.slot, dw)
+        if du is not None:
+            np.add.at(net.u, batch.phi.slot, du)
+        if dv is not None:
+            np.add.at(net.v, batch.psi.slot, dv)
+    net.weights_changed()
+
+
+def _segment_softmax(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """Softmax within each contiguous segment beginning at `starts`."""
+    seg = np.zeros(len(x), np.int64)
+    seg[starts[1:]] = 1
+    seg = np.cumsum(seg)
+    m = np.maximum.reduceat(x, starts)
+    e = np.exp(x - m[seg])
+    return e / np.add.reduceat(e, starts)[seg]

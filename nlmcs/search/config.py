@@ -1,0 +1,70 @@
+"""Configuration of the search loop shared by every method."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Budget and rules of the per-step Monte-Carlo search (defaults: the 2011 release)."""
+
+    rollouts: int = 500
+    """Roll-outs per real step."""
+    depth: int = 20
+    """Simulated steps (turns) per roll-out."""
+    learn_steps: int = 4
+    """Only the first `learn_steps` simulated steps of a roll-out yield training datapoints."""
+    epsilon_low: float = 0.01
+    epsilon_high: float = 0.4
+    """Each roll-out draws its exploration rate uniformly from [epsilon_low, epsilon_high]."""
+    early_q: Literal["sampled", "expected"] = "expected"
+    """Q used for the epsilon-greedy choice in the learning steps: sampled draws y and z for every
+    candidate (release); expected uses E[Q] and draws y, z for the chosen action only (the
+    datapoint), which is much cheaper."""
+    late_q: Literal["sampled", "expected"] = "expected"
+    """Q for the choice in steps after `learn_steps` (no datapoints there, so only the ranking
+    of candidates matters; E[Q] is the mean of the sampled Q)."""
+    late_refresh: int = 5
+    """Steps after `learn_steps` rank candidates by E[Q] computed under the weights of up to
+    `late_refresh` batches ago (refreshed every that many batches; 1 = always current). They
+    make no datapoints, so this only ages the roll-out policy, and it saves recomputing every
+    late signature after every batch."""
+    batch: int = 10
+    """Roll-outs run against one weight snapshot; updates are applied after the batch in roll-out
+    order, so results do not depend on the number of workers. 1 = update after every roll-out."""
+    workers: int = 1
+    """Worker processes for roll-outs (1 = in this process)."""
+    opponent: str = "builtin"
+    """Policy spec of every other player inside roll-outs (`Game.policy`)."""
+    reward: Literal["ratio", "weighted"] = "ratio"
+    """ratio: win 1 / loss 0 / else score ratio mine / (mine + others); weighted: the release's
+    weighted mean of such ratios over `reward_weights`."""
+    reward_weights: Mapping[str, float] = field(
+        default_factory=lambda: {
+            "score": 1.0, "units": 1.0, "cities": 1.0, "techs": 1.0,
+            "food": 1.0, "shields": 1.0, "trade": 1.0, "gold": 1.0,
+        }  # fmt: skip
+    )
+    real_move: Literal["best-rollout", "mean-q"] = "best-rollout"
+    """best-rollout: the first joint move of the highest-reward roll-out (release); mean-q: each
+    agent's action of highest E[Q] under the final weights."""
+    rollout: Literal["uniform", "typed"] = "uniform"
+    """Random choices (epsilon moves, UCT beyond the tree): uniform over actions, or typed: an
+    action type first, then an action of that type (Dobre & Lascarides 2017)."""
+    type_weights: Mapping[str, float] | None = None
+    """Optional weights of action types for typed roll-outs (e.g. learned from a corpus)."""
+    uct_c: float = 1.0
+    """UCB1 exploration constant of UCT."""
+    prior_visits: int = 10
+    """Virtual visits given to a UCT child seeded by a prior (Dobre & Lascarides 2015)."""
+    log_decisions: bool = False
+    """Keep a per-step decision record (`Planner.last_log`)."""
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["reward_weights"] = dict(self.reward_weights)
+        out["type_weights"] = dict(self.type_weights) if self.type_weights else None
+        return out

@@ -1,0 +1,138 @@
+"""Roll-outs in worker processes, each holding a replica of the roll-out core and its evaluator.
+
+Replicas stay identical because every one applies the same updates in the same (roll-out index)
+order: a batch's results come back to the parent, which applies them to its own copy and sends
+them to every worker together with the next batch. Each worker pins torch and BLAS to one thread;
+parallelism is over processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing as mp
+import os
+import pickle
+
+from nlmcs.search.mc import RolloutCore, RolloutResult
+
+
+class LocalExecutor:
+    """Roll-outs in this process (workers = 1)."""
+
+    def __init__(self, core: RolloutCore):
+        self.core = core
+        self._step = None
+
+    def begin_step(self, root, player: int, step: int, seed: int) -> None:
+        self.core.reset()
+        self._step = (root, player, step, seed)
+
+    def run_batch(self, indices: list[int]) -> list[RolloutResult]:
+        root, player, step, seed = self._step
+        return [self.core.run(root, player, step, seed, k) for k in indices]
+
+    def apply(self, results: list[RolloutResult]) -> None:
+        self.core.apply(results)
+
+    def flush(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _pin_threads() -> None:
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = "1"
+
+
+def _worker(conn, core_bytes: bytes) -> None:
+    _pin_threads()
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        pass
+    core: RolloutCore = pickle.loads(core_bytes)
+    conn.send("ready")
+    step = None
+    while True:
+        msg = conn.recv()
+        kind = msg[0]
+        if kind == "stop":
+            break
+        if kind == "step":
+            core.reset()
+            step = pickle.loads(msg[1])
+        elif kind == "batch":
+            _, pending, indices = msg
+            core.apply(pending)
+            root, player, t, seed = step
+            conn.send([core.run(root, player, t, seed, k) for k in indices])
+    conn.close()
+
+
+class ProcessExecutor:
+    """Roll-outs of each batch split over `workers` processes (indices i, i+W, ...)."""
+
+    def __init__(self, core: RolloutCore, workers: int):
+        self.core = core
+        _pin_threads()
+        ctx = mp.get_context("spawn")
+        blob = pickle.dumps(core)
+        self.conns, self.procs = [], []
+        for _ in range(workers):
+            parent, child = ctx.Pipe()
+            proc = ctx.Process(target=_worker, args=(child, blob), daemon=True)
+            proc.start()
+            child.close()
+            self.conns.append(parent)
+            self.procs.append(proc)
+        for c in self.conns:  # start-up is not part of any step's time
+            if c.recv() != "ready":
+                raise RuntimeError("roll-out worker failed to start")
+        self.pending: list[RolloutResult] = []
+
+    def begin_step(self, root, player: int, step: int, seed: int) -> None:
+        self.core.reset()
+        self.pending = []  # the workers reset too, so last step's updates are moot
+        blob = pickle.dumps((root, player, step, seed))
+        for c in self.conns:
+            c.send(("step", blob))
+
+    def run_batch(self, indices: list[int]) -> list[RolloutResult]:
+        n = len(self.conns)
+        for i, c in enumerate(self.conns):
+            c.send(("batch", self.pending, indices[i::n]))
+        # The parent's replica catches up while the workers run the batch.
+        self.core.apply(self.pending)
+        self.pending = []
+        results = [r for c in self.conns for r in c.recv()]
+        return sorted(results, key=lambda r: r.index)
+
+    def apply(self, results: list[RolloutResult]) -> None:
+        self.pending = list(results)
+
+    def flush(self) -> None:
+        """Bring the parent's replica up to date (before reading its weights)."""
+        self.core.apply(self.pending)
+        self.pending = []
+
+    def close(self) -> None:
+        for c in self.conns:
+            # A worker that already exited has nothing left to stop.
+            with contextlib.suppress(BrokenPipeError, OSError):
+                c.send(("stop",))
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.terminate()
+        self.conns, self.procs = [], []
+
+    def __del__(self):
+        self.close()
+
+
+def make_executor(core: RolloutCore, workers: int):
+    return LocalExecutor(core) if workers <= 1 else ProcessExecutor(core, workers)

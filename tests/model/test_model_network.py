@@ -1,0 +1,88 @@
+import numpy as np
+import pytest
+from toy_game import make_manual
+
+from nlmcs.model.config import ModelConfig
+from nlmcs.model.features import ManualIndex, Signature
+from nlmcs.model.learner import update
+from nlmcs.model.network import ValueNetwork
+
+SIG = Signature(("settlers",), ("irrigate",), "irrigate", ("grassland",))
+
+
+@pytest.fixture(scope="module")
+def index():
+    return ManualIndex.build(make_manual(), min_count=1)
+
+
+def _random_weights(net, seed=0):
+    rng = np.random.default_rng(seed)
+    for table in (net.u, net.v, net.w):
+        table[:] = rng.normal(0, 0.5, size=table.shape)
+    net.weights_changed()
+
+
+@pytest.mark.parametrize("kind", ["latent", "relevance", "text"])
+def test_hidden_layers_are_distributions(index, kind):
+    net = ValueNetwork(ModelConfig(kind=kind, min_count=1), index)
+    _random_weights(net)
+    sc = net.scores(SIG)
+    assert np.all(sc.p >= 0) and sc.p.sum() == pytest.approx(1.0)
+    if kind == "text":
+        assert np.allclose(sc.cond.sum(axis=2), 1.0)
+        assert np.allclose(sc.marg.sum(axis=1), 1.0)
+        assert sc.p.shape == (6,)  # five settlers sentences + NULL
+
+
+@pytest.mark.parametrize("kind", ["latent", "relevance", "text"])
+def test_expected_q_is_the_mean_of_sampled_q(index, kind):
+    net = ValueNetwork(ModelConfig(kind=kind, min_count=1), index)
+    _random_weights(net, seed=1)
+    rng = np.random.default_rng(2)
+    samples = np.array([net.sample(SIG, rng).q for _ in range(20000)])
+    expected = net.expected_q([SIG])[0]
+    assert samples.std() > 0.05  # the hidden units matter
+    assert samples.mean() == pytest.approx(expected, abs=4 * samples.std() / np.sqrt(len(samples)))
+
+
+def test_sampled_q_matches_w_dot_f(index):
+    net = ValueNetwork(ModelConfig(kind="text", min_count=1), index)
+    _random_weights(net, seed=3)
+    dec = net.sample(SIG, np.random.default_rng(0))
+    assert net.decision_q(dec.sig, dec.y, dec.z) == pytest.approx(dec.q)
+
+
+@pytest.mark.parametrize("kind", ["linear", "latent", "relevance", "text"])
+def test_one_update_moves_q_towards_r(index, kind):
+    net = ValueNetwork(ModelConfig(kind=kind, min_count=1, alpha=0.01), index)
+    rng = np.random.default_rng(0)
+    dec = net.sample(SIG, rng)
+    assert dec.q == 0.0
+    update(net, [dec], 1.0)
+    q1 = net.decision_q(dec.sig, dec.y, dec.z)
+    assert 0.0 < q1 < 1.0
+    update(net, [net.sample(SIG, rng)], -1.0)
+    assert net.expected_q([SIG])[0] < q1
+
+
+def test_reset_zeroes_every_weight(index):
+    net = ValueNetwork(ModelConfig(kind="text", min_count=1, alpha=0.1), index)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        update(net, [net.sample(SIG, rng)], 1.0)
+    assert net.expected_q([SIG])[0] > 0
+    assert np.abs(net.u).sum() > 0 and np.abs(net.v).sum() > 0
+    net.reset()
+    assert not net.u.any() and not net.v.any() and not net.w.any()
+    assert net.expected_q([SIG])[0] == 0.0
+
+
+def test_release_and_consistent_signs_differ(index):
+    out = []
+    for sign in ("release", "consistent"):
+        net = ValueNetwork(ModelConfig(kind="text", min_count=1, alpha=0.1, sign=sign), index)
+        rng = np.random.default_rng(0)
+        for _ in range(3):
+            update(net, [net.sample(SIG, rng)], 1.0)
+        out.append(net.u.copy())
+    assert not np.allclose(out[0], out[1])

@@ -1,0 +1,132 @@
+"""uct-corpus, flat-ucb and flat-ucb-corpus on the toy game, with a corpus of its built-in play."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from toy_game import ToyGame
+
+from corpus.store import ingest, load_corpus
+from nlmcs.errors import UserInputError
+from nlmcs.games.base import Action
+from nlmcs.games.runner import play_game
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.corpus_methods import CorpusUCTPlanner, FlatUCBPlanner
+from nlmcs.search.methods import make_planner
+
+
+class _LogHook:
+    """Writes the nlmcs-corpus/1 lines of one toy game (the civ engine has its own recorder)."""
+
+    def __init__(self, lines: list[str], game_id: str):
+        self.lines = lines
+        self.game_id = game_id
+
+    def on_start(self, game, state, seed, players_meta):
+        self.lines.append(json.dumps({
+            "type": "game", "format": "nlmcs-corpus/1", "game_id": self.game_id, "game": "toy",
+            "ruleset": "toy", "ruleset_sha256": "", "seed": seed, "config": {},
+            "players": players_meta, "state_features": game.state_feature_names()}))
+
+    def on_turn(self, state):
+        self.lines.append(json.dumps({"type": "turn", "game_id": self.game_id,
+                                      "turn": state.turn, "state": state.to_json()}))
+
+    def on_decision(self, before, state, turn, player, agent, action, applied, after):
+        self.lines.append(json.dumps({
+            "type": "decision", "game_id": self.game_id, "turn": turn, "player": player,
+            "agent": agent, "agent_labels": list(state.agent_labels(agent)),
+            "action": {"kind": action.kind, "arg": action.arg}, "action_type": action.kind,
+            "applied": applied, "state_vector": [float(x) for x in before],
+            "after_vector": [float(x) for x in after]}))
+
+    def on_end(self, state, result):
+        self.lines.append(json.dumps({"type": "result", "game_id": self.game_id,
+                                      "turns": result.turns, "winner": result.winner,
+                                      "scores": result.scores}))
+
+
+@pytest.fixture
+def toy_corpus(tmp_path, monkeypatch):
+    monkeypatch.setenv("NLMCS_DATA", str(tmp_path / "data"))
+    game = ToyGame(units=2, max_turns=6)
+    lines: list[str] = []
+    for seed in range(6):
+        play_game(game, {0: game.policy("builtin"), 1: game.policy("random")}, seed=seed,
+                  hooks=[_LogHook(lines, f"toy-{seed}")])
+    log = tmp_path / "toy.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    ingest([log], name="toy")
+    return game, load_corpus("toy")
+
+
+def _config(**kw):
+    return SearchConfig(**{"rollouts": 40, "depth": 3, "opponent": "random", **kw})
+
+
+def test_flat_ucb_finds_the_scoring_action():
+    game = ToyGame(units=1, max_turns=4)
+    state = game.new_initial_state(0)
+    state.terrain[0][0] = 0  # grassland: irrigate scores
+    planner = make_planner("flat-ucb", game=game, search_config=_config(rollouts=60), seed=1)
+    assert isinstance(planner, FlatUCBPlanner)
+    move = planner.choose(state, 0, np.random.default_rng(0))
+    assert move["unit:0:0"] == Action("irrigate")
+    assert set(move) == set(state.agents(0))
+
+
+def test_corpus_seeds_flat_ucb_arms_with_ten_visits(toy_corpus):
+    game, corpus = toy_corpus
+    planner = make_planner("flat-ucb-corpus", game=game, search_config=_config(), seed=0,
+                           corpus=corpus)
+    state = game.new_initial_state(3)
+    arms = planner._arms(state, "unit:0:0")
+    seeded = [n for n in arms.values() if n.n > 0]
+    assert seeded and all(n.n == 10 for n in seeded)  # prior_visits virtual visits
+    assert all(0.0 <= n.mean <= 1.0 for n in seeded)
+    move = planner.choose(state, 0, np.random.default_rng(0))
+    assert all(a in state.legal_actions(agent) for agent, a in move.items())
+
+
+def test_uct_corpus_leaves_unseeded_children_empty(toy_corpus):
+    game, corpus = toy_corpus
+    calls = []
+
+    def prior(state, agent, actions):
+        calls.append(agent)
+        return [0.9] + [math.nan] * (len(actions) - 1)
+
+    planner = CorpusUCTPlanner(game=game, config=_config(rollouts=5), seed=0, prior=prior)
+    state = game.new_initial_state(1)
+    planner.choose(state, 0, np.random.default_rng(0))
+    root = planner.roots["unit:0:0"]
+    first, *rest = root.children.values()
+    assert first.n >= 10 and first.total >= 9.0
+    assert all(c.n < 10 for c in rest) and calls
+    real = make_planner("uct-corpus", game=game, search_config=_config(rollouts=10), seed=0,
+                        corpus=corpus, utility="result")
+    move = real.choose(state, 0, np.random.default_rng(0))
+    assert set(move) == set(state.agents(0))
+
+
+def test_typed_rollouts_take_corpus_type_weights(toy_corpus):
+    game, corpus = toy_corpus
+    planner = make_planner("flat-ucb", game=game, search_config=_config(rollout="typed"),
+                           seed=0, corpus=corpus)
+    weights = planner.random_policy.type_weights
+    assert weights and abs(sum(weights.values()) - 1) < 1e-9
+    assert set(weights) <= {"irrigate", "mine", "wait", "move", "research"}
+    nb = make_planner("uct-corpus", game=game, search_config=_config(rollouts=5), seed=0,
+                      corpus=corpus, rollout_policy="naive-bayes", prior="naive-bayes")
+    move = nb.choose(game.new_initial_state(2), 0, np.random.default_rng(0))
+    assert len(move) == 3
+
+
+def test_corpus_of_another_feature_list_is_refused(toy_corpus, monkeypatch):
+    game, corpus = toy_corpus
+    monkeypatch.setattr(game, "state_feature_names", lambda: ["score", "turn", "gold"])
+    with pytest.raises(UserInputError, match="other state features"):
+        make_planner("uct-corpus", game=game, search_config=_config(), seed=0, corpus=corpus)

@@ -1,0 +1,169 @@
+import numpy as np
+import pytest
+from toy_game import ToyGame, make_manual
+
+from nlmcs.errors import UserInputError
+from nlmcs.games.base import Action, step
+from nlmcs.model.config import ModelConfig
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.evaluator import ConstantEvaluator
+from nlmcs.search.mc import MCPlanner, epsilon_greedy
+from nlmcs.search.methods import METHOD_NAMES, make_planner
+from nlmcs.search.policies import TypedRollout, reward
+from nlmcs.search.uct import UCTPlanner
+
+BASE_METHODS = ("uct", "linear", "nonlinear", "random-text", "relevance-only", "text")
+
+
+def _play(planner, game, seed=1):
+    state = game.new_initial_state(seed)
+    rng = np.random.default_rng(seed)
+    moves = []
+    while not state.is_terminal():
+        move = planner.choose(state, 0, rng)
+        moves.append(sorted(move.items()))
+        step(state, 0, move, {1: game.policy("builtin")}, rng)
+    planner.close()
+    return state, moves
+
+
+def test_epsilon_greedy_breaks_ties_at_random():
+    rng = np.random.default_rng(0)
+    picks = {epsilon_greedy(np.array([1.0, 1.0, 0.0]), 0.0, rng) for _ in range(50)}
+    assert picks == {0, 1}
+    assert epsilon_greedy(np.array([0.0, 2.0]), 0.0, rng) == 1
+    assert epsilon_greedy(np.array([0.0, 2.0]), 1.0, rng) is None
+
+
+def test_reward_is_win_loss_or_score_ratio():
+    game = ToyGame(max_turns=1)
+    state = game.new_initial_state(0)
+    state.scores = [3.0, 1.0]
+    assert reward(state, 0) == pytest.approx(0.75)
+    state.turn = 1
+    assert reward(state, 0) == 1.0 and reward(state, 1) == 0.0
+    state.scores = [0.0, 0.0]
+    assert reward(state, 0, "weighted", {"score": 1.0, "units": 1.0}) == pytest.approx(0.5)
+
+
+def test_typed_rollout_draws_a_type_first():
+    state = ToyGame().new_initial_state(0)
+    actions = [Action("move", d) for d in "abcdefgh"] + [Action("mine")]
+    rng = np.random.default_rng(0)
+    picks = [TypedRollout().choose(state, "unit:0:0", actions, rng).kind for _ in range(400)]
+    assert 0.4 < picks.count("mine") / 400 < 0.6
+    weighted = TypedRollout({"move": 0.0, "mine": 1.0})
+    assert {weighted.choose(state, "unit:0:0", actions, rng).kind for _ in range(20)} == {"mine"}
+
+
+def test_loop_runs_with_a_trivial_evaluator():
+    game = ToyGame(units=2, max_turns=3)
+    planner = MCPlanner(game=game, evaluator=ConstantEvaluator(),
+                        config=SearchConfig(rollouts=8, depth=3, batch=4), seed=0)  # fmt: skip
+    state, moves = _play(planner, game)
+    assert len(moves) == 3 and state.is_terminal()
+    assert planner.last_stats["best_reward"] >= planner.last_stats["mean_reward"]
+
+
+def test_learned_search_beats_random_choice_on_the_toy_game():
+    game = ToyGame(units=2, max_turns=4)
+    cfg = SearchConfig(rollouts=60, depth=4, batch=5)
+    text = make_planner("linear", game=game, search_config=cfg,
+                        model_config=ModelConfig(alpha=0.05), seed=0)  # fmt: skip
+    state, _ = _play(text, game, seed=2)
+    const = MCPlanner(game=game, evaluator=ConstantEvaluator(),
+                      config=SearchConfig(rollouts=1, depth=1), seed=0)  # fmt: skip
+    base, _ = _play(const, game, seed=2)
+    assert state.scores[0] >= base.scores[0]
+    assert state.scores[0] > 0.0
+
+
+@pytest.mark.parametrize("method", BASE_METHODS)
+def test_each_method_plays_a_short_game_to_the_end(method):
+    assert method in METHOD_NAMES
+    game = ToyGame(units=2, max_turns=3)
+    cfg = SearchConfig(rollouts=12, depth=3, batch=4, log_decisions=True)
+    planner = make_planner(method, game=game, manual=make_manual(), search_config=cfg,
+                           model_config=ModelConfig(min_count=1), seed=0)  # fmt: skip
+    state, moves = _play(planner, game)
+    assert state.is_terminal() and len(moves) == 3
+    log = planner.last_log
+    assert {r["agent"] for r in log} == set(state.agents(0))
+    if method in ("text", "random-text", "relevance-only"):
+        rec = next(r for r in log if r["agent"] == "unit:0:0")
+        assert abs(sum(s["p"] for s in rec["sentences"]) - 1.0) < 1e-3
+        assert "sampled_sentence" in rec
+        assert len(rec["candidates"]) == 4 and all("q" in c for c in rec["candidates"])
+        if method != "relevance-only" and rec["sampled_sentence"] >= 0:
+            assert rec["word_labels"]
+
+
+def test_unknown_method_is_a_user_error():
+    with pytest.raises(UserInputError, match="unknown method"):
+        make_planner("nope", game=ToyGame())
+
+
+def test_same_seed_same_game_whatever_the_number_of_workers():
+    game = ToyGame(units=2, max_turns=3)
+    runs = []
+    for workers in (1, 2):
+        cfg = SearchConfig(rollouts=16, depth=3, batch=4, workers=workers)
+        planner = make_planner("text", game=game, manual=make_manual(), search_config=cfg,
+                               model_config=ModelConfig(min_count=1), seed=7)  # fmt: skip
+        state, moves = _play(planner, game, seed=3)
+        runs.append((moves, state.scores, planner.core.evaluator.net.w.copy()))
+    assert runs[0][0] == runs[1][0] and runs[0][1] == runs[1][1]
+    assert np.array_equal(runs[0][2], runs[1][2])
+
+
+def test_uct_prior_seeds_new_children():
+    game = ToyGame(units=1, max_turns=2)
+    seen = []
+
+    def prior(state, agent, actions):
+        seen.append(agent)
+        return [1.0 if a.kind == "wait" else 0.0 for a in actions]
+
+    planner = UCTPlanner(game=game, config=SearchConfig(rollouts=5, depth=1), seed=0,
+                         prior=prior, prior_visits=10)  # fmt: skip
+    state = game.new_initial_state(0)
+    move = planner.choose(state, 0, np.random.default_rng(0))
+    root = planner.roots["unit:0:0"]
+    wait = root.children[Action("wait")]
+    assert wait.n >= 10 and wait.total >= 10.0
+    assert seen and move["unit:0:0"] == Action("wait")
+
+
+@pytest.mark.parametrize(
+    "search_kw, model_kw",
+    [({"early_q": "sampled", "late_q": "sampled"}, {}), ({}, {"hidden": "expect"}),
+     ({"real_move": "mean-q", "rollout": "typed", "reward": "weighted"}, {"sign": "consistent"})],
+)  # fmt: skip
+def test_search_options_play_to_the_end(search_kw, model_kw):
+    game = ToyGame(units=2, max_turns=5)
+    cfg = SearchConfig(rollouts=8, depth=3, batch=4, **search_kw)
+    planner = make_planner("text", game=game, manual=make_manual(), search_config=cfg,
+                           model_config=ModelConfig(min_count=1, **model_kw), seed=0)  # fmt: skip
+    planner.choose(game.new_initial_state(1), 0, np.random.default_rng(0))
+    assert np.abs(planner.core.evaluator.net.w).sum() > 0  # it learned from the first step
+    state, moves = _play(planner, game)
+    assert state.is_terminal() and len(moves) == 5
+
+
+def test_weights_are_reset_at_every_real_step():
+    game = ToyGame(units=2, max_turns=6)
+    cfg = SearchConfig(rollouts=8, depth=3, batch=4)
+    planner = make_planner("text", game=game, manual=make_manual(), search_config=cfg,
+                           model_config=ModelConfig(min_count=1), seed=0)  # fmt: skip
+    net = planner.core.evaluator.net
+    state = game.new_initial_state(1)
+    planner.choose(state, 0, np.random.default_rng(0))
+    first = net.w.copy()
+    assert np.abs(first).sum() > 0
+    planner.choose(state, 0, np.random.default_rng(0))  # same state, next step: fresh weights
+    # Different roll-out seeds (step 1) but learning restarted from zero, not from `first`.
+    planner.executor.begin_step(state, 0, 0, planner.seed)
+    assert not net.w.any() and not net.u.any() and not net.v.any()
+    for lo in (0, 4):
+        planner.executor.apply(planner.executor.run_batch([lo, lo + 1, lo + 2, lo + 3]))
+    assert np.array_equal(net.w, first)  # step 0 replayed from zero gives the same weights
