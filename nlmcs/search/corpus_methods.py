@@ -46,7 +46,7 @@ from nlmcs.search.config import SearchConfig
 from nlmcs.search.mc import rollout_rng
 from nlmcs.search.methods import register_method
 from nlmcs.search.policies import make_rollout_policy, reward
-from nlmcs.search.uct import Node, UCTPlanner, ucb1
+from nlmcs.search.uct import Node, UCTPlanner, step_stats, ucb1
 
 DEFAULT_CORPUS = "civ-builtin"
 
@@ -236,11 +236,7 @@ class FlatUCBPlanner:
         for agent in agents:
             tried = {a: c for a, c in arms[agent].items() if c.real > 0} or arms[agent]
             move[agent] = max(tried.items(), key=lambda kv: (kv[1].mean, kv[1].n))[0]
-        self.last_stats = {
-            "step": self.step, "seconds": time.perf_counter() - t0,
-            "mean_reward": float(np.mean(rewards)) if rewards else None,
-            "best_reward": float(max(rewards)) if rewards else None,
-        }
+        self.last_stats = step_stats(self.step, t0, rewards)
         if cfg.log_decisions:
             self.last_log = [
                 {"step": self.step, "turn": int(state.turn), "player": player, "agent": agent,

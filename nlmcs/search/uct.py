@@ -42,6 +42,16 @@ class Node:
         return self.total / self.n if self.n else 0.0
 
 
+def step_stats(step: int, t0: float, rewards: list[float]) -> dict:
+    """The per-step summary every tree planner reports in `last_stats`."""
+    return {
+        "step": step,
+        "seconds": time.perf_counter() - t0,
+        "mean_reward": float(np.mean(rewards)) if rewards else None,
+        "best_reward": float(max(rewards)) if rewards else None,
+    }
+
+
 def ucb1(parent: Node, child: Node, c: float) -> float:
     if child.n == 0:
         return math.inf
@@ -137,12 +147,7 @@ class UCTPlanner:
         for agent, root in self.roots.items():
             if root.children:
                 move[agent] = max(root.children.items(), key=lambda kv: (kv[1].n, kv[1].mean))[0]
-        self.last_stats = {
-            "step": self.step,
-            "seconds": time.perf_counter() - t0,
-            "mean_reward": float(np.mean(rewards)) if rewards else None,
-            "best_reward": float(max(rewards)) if rewards else None,
-        }
+        self.last_stats = step_stats(self.step, t0, rewards)
         if cfg.log_decisions:
             self.last_log = [
                 {"step": self.step, "turn": int(state.turn), "player": player, "agent": agent,
