@@ -48,6 +48,8 @@ def register_bench(bench_sub) -> None:
     b.add_argument("--seed", type=int, default=0, help="seed of the position")
     b.add_argument("--manual", default="civ-guide", help="stored manual name")
     b.add_argument("--opponent", default="builtin", help="opponent policy inside roll-outs")
+    b.add_argument("--backend", choices=("numpy", "torch"), default="numpy",
+                   help="array library that scores the network")
     _game_options(b)
 
 
@@ -78,6 +80,8 @@ def _search_options(p) -> None:
     m.add_argument("--hidden", choices=("sample", "expect"), default="sample")
     m.add_argument("--table-bits", type=int, default=18, help="log2 of each weight table size")
     m.add_argument("--max-sentences", type=int, default=None, help="candidate sentence cap")
+    m.add_argument("--backend", choices=("numpy", "torch"), default="numpy",
+                   help="arithmetic of the network's scoring (same values either way)")
 
 
 def _make_game(args):
@@ -105,7 +109,7 @@ def _configs(args):
     )  # fmt: skip
     mcfg = ModelConfig(
         alpha=args.alpha, l2=args.l2, passes=args.passes, sign=args.sign, hidden=args.hidden,
-        table_bits=args.table_bits, max_sentences=args.max_sentences,
+        table_bits=args.table_bits, max_sentences=args.max_sentences, backend=args.backend,
     )  # fmt: skip
     return scfg, mcfg
 
@@ -152,6 +156,7 @@ def _csv_ints(text: str, what: str) -> list[int]:
 
 
 def bench_cli(args: argparse.Namespace) -> int:
+    from nlmcs.model.config import ModelConfig
     from nlmcs.search.methods import METHOD_NAMES
     from nlmcs.search.session import bench_search
 
@@ -168,5 +173,6 @@ def bench_cli(args: argparse.Namespace) -> int:
 
     bench_search(game=game, methods=methods, rollouts=_csv_ints(args.rollouts, "rollouts"),
                  workers=_csv_ints(args.workers, "workers"), depth=args.depth, seed=args.seed,
-                 manual=args.manual, opponent=args.opponent, on_row=on_row)  # fmt: skip
+                 manual=args.manual, opponent=args.opponent,
+                 model_config=ModelConfig(backend=args.backend), on_row=on_row)  # fmt: skip
     return 0

@@ -48,5 +48,13 @@ class ModelConfig:
     """Two shared output features counting action-/state-labelled words of the chosen sentence
     that match the candidate action's / the state's labels (an addition to the release)."""
 
+    backend: Literal["numpy", "torch"] = "numpy"
+    """Arithmetic of the scoring: numpy (`network.ValueNetwork`, the faster on one CPU thread)
+    or torch modules (`torch_network.TorchValueNetwork`); both give the same values and, for a
+    seed, the same decisions. Learning is the same numpy code for both."""
+    device: str = "cpu"
+    """torch backend only: where the torch scoring runs ("cpu", "cuda", "cuda:1"); a CUDA
+    device is used when available, else the CPU (with a warning)."""
+
     def to_dict(self) -> dict:
         return asdict(self)

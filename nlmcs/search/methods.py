@@ -76,7 +76,12 @@ def _mc_factory(kind: str, *, random_text: bool = False, needs_text: bool = Fals
                 manual = f"{manual or DEFAULT_MANUAL}-random"
             index = load_index(manual, min_count=model_config.min_count)
         cfg = dataclasses.replace(model_config, kind=kind)
-        net = ValueNetwork(cfg, index)
+        if cfg.backend == "torch":
+            from nlmcs.model.torch_network import TorchValueNetwork
+
+            net = TorchValueNetwork(cfg, index)
+        else:
+            net = ValueNetwork(cfg, index)
         return MCPlanner(game=game, evaluator=NetworkEvaluator(net), config=search_config,
                          seed=seed)  # fmt: skip
 

@@ -123,6 +123,7 @@ def bench_search(
     seed: int = 0,
     manual=None,
     opponent: str = "builtin",
+    model_config: ModelConfig | None = None,
     on_row: Callable[[BenchRow], None] | None = None,
 ) -> list[BenchRow]:
     """Seconds for one real step from the seed's start position, per method, budget, workers.
@@ -139,7 +140,7 @@ def bench_search(
             for w in workers:
                 cfg = SearchConfig(rollouts=n, depth=depth, workers=w, opponent=opponent)
                 planner = make_planner(method, game=game, manual=manual, search_config=cfg,
-                                       seed=seed)  # fmt: skip
+                                       model_config=model_config, seed=seed)  # fmt: skip
                 kids0 = _children_cpu()
                 try:
                     t0, c0 = time.perf_counter(), time.process_time()
