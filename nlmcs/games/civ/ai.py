@@ -83,7 +83,9 @@ def land_distances(s, tile: int) -> list[int]:
 
 
 def site_values(s) -> tuple[list[float], list[int]]:
-    """Static city-site value per tile (food counts double) and the good sites, best first."""
+    """Static city-site value per tile (food counts double) and the good sites, best first.
+    Cached on the shared map, so it uses the bare terrain (no improvements): every state on the
+    map, cloned or reloaded, sees the same values."""
     cache = s.map.ai_cache
     if "sites" not in cache:
         m = s.map
@@ -93,7 +95,7 @@ def site_values(s) -> tuple[list[float], list[int]]:
                 continue
             total = 0.0
             for k, r in enumerate(m.radius[t]):
-                f, sh, tr = tile_output(s, r, k == 0)
+                f, sh, tr = tile_output(s, r, k == 0, 0)  # terrain only: the map is shared
                 total += 2 * f + sh + 0.5 * tr
             values[t] = total + (3 if m.riv[t] else 0) + (2 if m.coast[t] else 0)
         land = sorted((v for v in values if v > 0), reverse=True)

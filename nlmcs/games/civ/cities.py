@@ -2,9 +2,9 @@
 
 Numbers follow FreeCiv: a city of size n needs `granary_food_ini + granary_food_inc * (n - 1)` food
 to grow, each citizen eats `food_cost`, a granary keeps part of the box, the city centre gets its
-terrain's irrigation bonus and a road for free, despotism takes one from any tile output above two
-and wastes trade with distance from the capital, and each city supports a few units for free
-before they cost a shield each.
+terrain's irrigation bonus and a road for free (none on a river without Bridge Building),
+despotism takes one from any tile output above two and wastes trade with distance from the
+capital, and each city supports a few units for free before they cost a shield each.
 """
 
 from __future__ import annotations
@@ -27,9 +27,11 @@ from nlmcs.games.civ.tables import (
 WORK = {IRRIGATING: IRRIGATION, MINING: MINE, ROADING: ROAD}
 
 
-def tile_output(s, tile: int, center: bool = False) -> tuple[int, int, int]:
-    """(food, shield, trade) of a worked tile; memoised on the shared map."""
-    imp = s.improvements[tile]
+def tile_output(s, tile: int, center: bool = False, imp: int | None = None) -> tuple[int, int, int]:
+    """(food, shield, trade) of a worked tile; memoised on the shared map. `imp` overrides the
+    tile's improvements (0 gives the bare terrain's output)."""
+    if imp is None:
+        imp = s.improvements[tile]
     key = tile * 16 + imp * 2 + center
     cache = s.map.tile_cache
     out = cache.get(key)
@@ -48,7 +50,7 @@ def tile_output(s, tile: int, center: bool = False) -> tuple[int, int, int]:
         f += ter.irrigation_food
     if imp & MINE:
         sh += ter.mining_shield
-    if imp & ROAD or center:
+    if imp & ROAD or (center and not m.riv[tile]):  # no free road on a river (no bridges)
         tr += ter.road_trade
     cut = p["tile_penalty_above"]
     if cut:

@@ -27,7 +27,7 @@ FREECIV_DEFAULTS = {
     "fortified_defense_pct": 50,  # server: fortified (or in a city) land units defend at +50%
     "citymindist": 2,  # server setting default
     "content_base": 4,  # content citizens; replaced by the "City_Unhappy_Size" effect if present
-    "martial_law_max": 3,  # despotism martial law: up to 3 units each make one unhappy content
+    "martial_law_max": 3,  # fallback when no Despotism "Martial_Law_Max" effect is present
     "free_upkeep": 3,  # despotism: three units per city cost no shields
     "science_pct": 60,  # despotism's maximum rate, used as the science share of trade
     "hp_regen_pct": 10,  # hit points recovered per turn outside cities
@@ -194,7 +194,7 @@ def convert_freeciv_ruleset(directory: str | Path, *, name: str | None = None) -
     civstyle = game.get("civstyle", {})
     research = game.get("research", {})
     walls, granary, unhappy_size, penalty, barracks = 100, 0, None, 0, 0
-    waste, waste_dist, palace_cut = 0, 0, 0
+    waste, waste_dist, palace_cut, martial = 0, 0, 0, None
     for body in effects.values():
         kind, value = body.get("type"), body.get("value", 0)
         names = {str(r.get("name")) for r in body.get("reqs", []) if r.get("present", True)}
@@ -214,6 +214,8 @@ def convert_freeciv_ruleset(directory: str | Path, *, name: str | None = None) -
             waste_dist = int(value)
         elif kind == "Output_Waste_Pct" and {"Palace", "Trade"} <= names:
             palace_cut = int(value)
+        elif kind == "Martial_Law_Max" and "Despotism" in names:
+            martial = int(value)
     params = {
         "move_frags": move_frags,
         "road_move_frags": int(road.get("move_cost", move_frags)),
@@ -241,6 +243,8 @@ def convert_freeciv_ruleset(directory: str | Path, *, name: str | None = None) -
     }
     if unhappy_size is not None:
         params["content_base"] = unhappy_size
+    if martial is not None:
+        params["martial_law_max"] = martial
     data = {
         "format": FORMAT,
         "name": name or directory.name,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nlmcs.games.civ.tables import BUSY, FORTIFIED, IRRIGATION, MINE, ROAD, Tables
+from nlmcs.games.civ.tables import BUSY, FORTIFIED, FORTIFYING, IRRIGATION, MINE, ROAD, Tables
 
 
 def feature_names(T: Tables) -> list[str]:
@@ -74,7 +74,7 @@ def state_vector(s, player: int) -> np.ndarray:
             on_terrain[m.terr[u.tile]] += 1
             river += m.riv[u.tile]
             in_city += u.tile in s.city_at
-            fortified += u.activity == FORTIFIED
+            fortified += u.activity in (FORTIFYING, FORTIFIED)  # a fortify order counts at once
             veteran += u.vet > 0
             wounded += u.hp < rules[u.kind].hp
             working += u.activity in BUSY

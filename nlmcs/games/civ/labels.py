@@ -10,6 +10,7 @@ Labels that depend only on the terrain are cached on the game (the map is shared
 from __future__ import annotations
 
 from nlmcs.games.base import Action
+from nlmcs.games.civ import combat
 from nlmcs.games.civ.legal import parse_agent
 from nlmcs.games.civ.tables import DIRECTIONS, FORTIFIED, IMPROVEMENT_BITS
 
@@ -181,9 +182,9 @@ def action_labels(s, agent: str, action: Action) -> tuple[str, ...]:
                 return ("move", DIRECTIONS[d], dest, "city")
             return ("move", DIRECTIONS[d], dest)
         words = ["attack", DIRECTIONS[d], "enemy", dest]
-        stack = s.tile_units.get(nt)
-        if stack:
-            words.append(s.tables.unit_names[s.units[stack[0]].kind])
+        defender = combat.best_defender(s, nt)  # who would defend, whatever the stack order
+        if defender is not None:
+            words.append(s.tables.unit_names[defender.kind])
         if nt in s.city_at:
             words.append("city")
         return tuple(words)

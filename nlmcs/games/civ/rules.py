@@ -91,8 +91,9 @@ def do_move(s, u, arg, rng) -> bool:
         enemy_city = cid is not None and s.cities[cid].owner != u.owner
         if enemy_city and not military:
             break
-        if (s.improvements[here] & ROAD or here in s.city_at) and (
-            s.improvements[nt] & ROAD or cid is not None
+        # a city centre has a free road, except on a river (no Bridge Building)
+        if (s.improvements[here] & ROAD or (here in s.city_at and not m.riv[here])) and (
+            s.improvements[nt] & ROAD or (cid is not None and not m.riv[nt])
         ):
             cost = s.params["road_move_frags"]
         elif m.riv[here] and m.riv[nt] and d in CARDINAL:
@@ -151,11 +152,12 @@ def do_attack(s, u, arg, rng) -> bool:
         s.players[u.owner].killed += len(dead)
         s.players[defender.owner].lost += len(dead)
         if city_id is not None:
+            # FreeCiv "killcitizen": a lost defence costs a citizen, but never the last one, and
+            # not behind City Walls (Unit_No_Lose_Pop); the city itself is never destroyed here.
             city = s.cities[city_id]
-            city.size -= 1  # FreeCiv "KillCitizen": a lost defence costs the city a citizen
-            city.dirty = True
-            if city.size <= 0:
-                destroy_city(s, city)
+            if city.size > 1 and not city.buildings >> T.walls & 1:
+                city.size -= 1
+                city.dirty = True
         if u.vet + 1 < len(raise_pct) and rng.random() * 100 < raise_pct[u.vet]:
             u.vet += 1
     else:
