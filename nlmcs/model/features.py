@@ -207,8 +207,10 @@ class ManualIndex:
         stem_id = np.array([sid(s) for s in stems], dtype=np.uint64)
         hr = head_row[kept_rows]
         is_root = hr == kept_rows
-        pword = np.where(is_root, sid("<root>"), [sid(str(stems_all[h])) for h in hr])
-        ppos = np.where(is_root, sid("<root>"), [sid("pos:" + pos_all[h]) for h in hr])
+        # build uint64 arrays first: np.where on Python ints >= 2**63 would go through float64
+        pword = np.array([sid(str(stems_all[h])) for h in hr], dtype=np.uint64)
+        ppos = np.array([sid("pos:" + pos_all[h]) for h in hr], dtype=np.uint64)
+        pword[is_root] = ppos[is_root] = np.uint64(sid("<root>"))
         pos_k, dep_k = pos_all[kept_rows], dep_all[kept_rows]
         rule = np.full(W, B, dtype=np.int64)
         rule[pos_k == "VERB"] = A

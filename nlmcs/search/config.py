@@ -27,11 +27,12 @@ class SearchConfig:
     late_q: Literal["sampled", "expected"] = "expected"
     """Q for the choice in steps after `learn_steps` (no datapoints there, so only the ranking
     of candidates matters; E[Q] is the mean of the sampled Q)."""
-    late_refresh: int = 5
+    late_refresh: int = 1
     """Steps after `learn_steps` rank candidates by E[Q] computed under the weights of up to
     `late_refresh` batches ago (refreshed every that many batches; 1 = always current). They
-    make no datapoints, so this only ages the roll-out policy, and it saves recomputing every
-    late signature after every batch."""
+    make no datapoints, so a value above 1 only ages the roll-out policy and saves rescoring;
+    but each process caches by when *it* first met a signature, so above 1 a seed's result
+    depends on the number of workers. Hence the default 1."""
     batch: int = 10
     """Roll-outs run against one weight snapshot; updates are applied after the batch in roll-out
     order, so results do not depend on the number of workers. 1 = update after every roll-out."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 from collections.abc import Callable
+from pathlib import Path
 
 from nlmcs.errors import UserInputError
 from nlmcs.model.config import ModelConfig
@@ -64,6 +65,29 @@ def load_index(manual, *, min_count: int):
     return ManualIndex.build(manual, min_count=min_count)
 
 
+def random_twin(manual):
+    """The word-permuted twin of a manual given by name, directory or `StoredManual`.
+
+    A name or directory maps to the stored twin (`nlmcs manual shuffle` makes it); a
+    `StoredManual` whose twin is not stored beside it is shuffled in memory with seed 0.
+    """
+    if manual is None or isinstance(manual, str):
+        return f"{manual or DEFAULT_MANUAL}-random"
+    if not hasattr(manual, "tokens"):
+        directory = Path(manual)
+        return directory.with_name(directory.name + "-random")
+    if manual.name.endswith("-random"):
+        return manual
+    stored = Path(manual.directory).parent / f"{manual.name}-random"
+    if (stored / "meta.json").is_file():
+        return stored
+    from manual_pipeline.shuffle import shuffle_tokens
+
+    return dataclasses.replace(
+        manual, name=manual.name + "-random", tokens=shuffle_tokens(manual.tokens, seed=0)
+    )
+
+
 def _mc_factory(kind: str, *, random_text: bool = False, needs_text: bool = False):
     def factory(*, game, manual, search_config, model_config, seed, **extras):
         from nlmcs.model.network import ValueNetwork
@@ -72,8 +96,8 @@ def _mc_factory(kind: str, *, random_text: bool = False, needs_text: bool = Fals
 
         index = None
         if needs_text:
-            if random_text and (manual is None or isinstance(manual, str)):
-                manual = f"{manual or DEFAULT_MANUAL}-random"
+            if random_text:
+                manual = random_twin(manual)
             index = load_index(manual, min_count=model_config.min_count)
         cfg = dataclasses.replace(model_config, kind=kind)
         if cfg.backend == "torch":

@@ -70,5 +70,7 @@ def reward(state: State, player: int, kind: str = "ratio", weights=None) -> floa
 
 
 def _ratio(mine: float, theirs: float) -> float:
+    # Some stats (food surplus) go negative; clamp so the ratio stays a reward in [0, 1].
+    mine, theirs = max(float(mine), 0.0), max(float(theirs), 0.0)
     s = mine + theirs
-    return 0.5 if s <= 0 else float(mine) / s
+    return 0.5 if s <= 0 else mine / s

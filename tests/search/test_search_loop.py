@@ -104,16 +104,25 @@ def test_unknown_method_is_a_user_error():
 
 
 def test_same_seed_same_game_whatever_the_number_of_workers():
-    game = ToyGame(units=2, max_turns=3)
+    # depth > learn_steps, so the late (non-learning) steps, which rank by cached E[Q], run too
+    game = ToyGame(units=2, max_turns=12)
     runs = []
-    for workers in (1, 2):
-        cfg = SearchConfig(rollouts=16, depth=3, batch=4, workers=workers)
+    for workers in (1, 2, 3):
+        cfg = SearchConfig(rollouts=40, depth=8, batch=4, workers=workers, learn_steps=1)
         planner = make_planner("text", game=game, manual=make_manual(), search_config=cfg,
                                model_config=ModelConfig(min_count=1), seed=7)  # fmt: skip
-        state, moves = _play(planner, game, seed=3)
-        runs.append((moves, state.scores, planner.core.evaluator.net.w.copy()))
-    assert runs[0][0] == runs[1][0] and runs[0][1] == runs[1][1]
-    assert np.array_equal(runs[0][2], runs[1][2])
+        state, rng = game.new_initial_state(3), np.random.default_rng(3)
+        moves, rewards = [], []
+        for _ in range(4):
+            move = planner.choose(state, 0, rng)
+            moves.append(sorted(move.items()))
+            rewards.append(planner.last_stats["mean_reward"])
+            step(state, 0, move, {1: game.policy("builtin")}, rng)
+        runs.append((moves, rewards, planner.core.evaluator.net.w.copy()))
+        planner.close()
+    for other in runs[1:]:
+        assert runs[0][0] == other[0] and runs[0][1] == other[1]
+        assert np.array_equal(runs[0][2], other[2])
 
 
 def test_uct_prior_seeds_new_children():
@@ -167,3 +176,38 @@ def test_weights_are_reset_at_every_real_step():
     for lo in (0, 4):
         planner.executor.apply(planner.executor.run_batch([lo, lo + 1, lo + 2, lo + 3]))
     assert np.array_equal(net.w, first)  # step 0 replayed from zero gives the same weights
+
+
+class _Stats:
+    """A two-player position whose only facts are `stats`."""
+
+    num_players = 2
+
+    def __init__(self, food):
+        self.food = food
+
+    def is_terminal(self):
+        return False
+
+    def stats(self, player):
+        return {"food": self.food[player]}
+
+
+@pytest.mark.parametrize("food", [(-2.0, 3.0), (3.0, -2.0), (-1.0, -1.0), (4.0, 1.0)])
+def test_weighted_reward_stays_in_unit_interval_with_negative_stats(food):
+    for player in (0, 1):
+        r = reward(_Stats(food), player, "weighted", {"food": 1.0})
+        assert 0.0 <= r <= 1.0
+    assert reward(_Stats((-2.0, 3.0)), 1, "weighted", {"food": 1.0}) == 1.0
+
+
+def test_random_text_resolves_the_twin_of_any_manual_reference(tmp_path):
+    from nlmcs.search.methods import random_twin
+
+    manual = make_manual()
+    assert random_twin("guide") == "guide-random"
+    assert random_twin(tmp_path / "guide") == tmp_path / "guide-random"
+    twin = random_twin(manual)  # not stored: shuffled in memory
+    assert twin.name == "toy-random"
+    assert sorted(twin.tokens["lower"]) == sorted(manual.tokens["lower"])
+    assert list(twin.tokens["lower"]) != list(manual.tokens["lower"])
