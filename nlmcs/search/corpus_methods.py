@@ -46,7 +46,7 @@ from nlmcs.search.config import SearchConfig
 from nlmcs.search.mc import rollout_rng
 from nlmcs.search.methods import register_method
 from nlmcs.search.policies import make_rollout_policy, reward
-from nlmcs.search.uct import Node, UCTPlanner, step_stats, ucb1
+from nlmcs.search.uct import Node, UCTPlanner, decision_record, step_stats, ucb1
 
 DEFAULT_CORPUS = "civ-builtin"
 
@@ -239,11 +239,9 @@ class FlatUCBPlanner:
         self.last_stats = step_stats(self.step, t0, rewards)
         if cfg.log_decisions:
             self.last_log = [
-                {"step": self.step, "turn": int(state.turn), "player": player, "agent": agent,
-                 "action": list(move[agent]),
-                 "candidates": [{"action": list(a), "visits": c.n, "q": c.mean}
-                                for a, c in arms[agent].items()]}
-                for agent in agents]
+                decision_record(self.step, state, player, agent, move[agent], arms[agent])
+                for agent in agents
+            ]
         self.step += 1
         return move
 

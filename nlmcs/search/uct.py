@@ -52,6 +52,17 @@ def step_stats(step: int, t0: float, rewards: list[float]) -> dict:
     }
 
 
+def decision_record(step: int, state: State, player: int, agent: AgentId,
+                    action: Action | None, children: dict | None) -> dict:
+    """One decision-log line of a tree planner: the move and each root arm's visits and mean."""
+    return {
+        "step": step, "turn": int(state.turn), "player": player, "agent": agent,
+        "action": list(action) if action is not None else None,
+        "candidates": [{"action": list(a), "visits": c.n, "q": c.mean}
+                       for a, c in (children or {}).items()],
+    }  # fmt: skip
+
+
 def ucb1(parent: Node, child: Node, c: float) -> float:
     if child.n == 0:
         return math.inf
@@ -150,10 +161,7 @@ class UCTPlanner:
         self.last_stats = step_stats(self.step, t0, rewards)
         if cfg.log_decisions:
             self.last_log = [
-                {"step": self.step, "turn": int(state.turn), "player": player, "agent": agent,
-                 "action": list(move[agent]) if agent in move else None,
-                 "candidates": [{"action": list(a), "visits": c.n, "q": c.mean}
-                                for a, c in (root.children or {}).items()]}  # fmt: skip
+                decision_record(self.step, state, player, agent, move.get(agent), root.children)
                 for agent, root in self.roots.items()
             ]
         self.step += 1
