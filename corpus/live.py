@@ -11,15 +11,18 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from corpus.mine import action_key
-from corpus.naive_bayes import NaiveBayesActionModel
 from corpus.similarity import CorpusSimilarity, SimilarityConfig
 from corpus.store import StoredCorpus
 from nlmcs.errors import UserInputError
 from nlmcs.games.base import Action, AgentId, State
+
+if TYPE_CHECKING:
+    from corpus.naive_bayes import NaiveBayesActionModel
 
 
 def agent_owner(state: State, agent: AgentId) -> int:
@@ -78,6 +81,21 @@ class CorpusPrior:
         if credit.count.sum() == 0:
             return None
         return [float(v) for v in credit.prior]
+
+
+class NaiveBayesPrior:
+    """Tree prior from the naive-Bayes model: p / max p over the candidates (Ontañón 2016)."""
+
+    def __init__(self, model: NaiveBayesActionModel) -> None:
+        self.model = model
+
+    def __call__(self, state: State, agent: AgentId, actions: list[Action]) -> list[float] | None:
+        if not actions:
+            return None
+        vec = np.asarray(state.state_vector(agent_owner(state, agent)), dtype=np.float32)
+        p = self.model.candidate_probabilities(vec, agent_word(state, agent),
+                                               [action_key(a.kind, a.arg) for a in actions])
+        return [float(v) for v in p / p.max()]
 
 
 @dataclass(frozen=True)

@@ -1,81 +1,74 @@
 """The one command line, `nlmcs`, with a subcommand per job.
 
-Each module in `nlmcs.commands` registers its subcommands (and, optionally, its `nlmcs bench`
-entries). Commands are thin: they parse arguments, call keyword-only library functions and print.
-Bad input becomes one line on stderr and exit status 2; anything else is a bug
-and keeps its traceback.
+Each module in `nlmcs.commands` registers its subcommands (and its `nlmcs bench` entries).
+Commands are thin: they parse arguments, call keyword-only library functions and print; the
+command modules import nothing heavy until a command runs, so `--help` answers at once.
+Bad input becomes one line on stderr and exit status 2; anything else is a bug and keeps its
+traceback.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
 
+from nlmcs import __version__
+from nlmcs.commands import corpus, game, manual, play
 from nlmcs.errors import UserInputError
 
 # Order here is the order in `nlmcs --help`.
-COMMAND_MODULES = ("manual", "game", "play", "corpus", "experiment", "inspect")
+COMMAND_MODULES = (manual, game, play, corpus)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="nlmcs",
         description="Text-grounded non-linear Monte-Carlo search for FreeCiv-style strategy games.",
-        epilog="example:\n  nlmcs manual ingest data/manuals/civ-guide.md",
+        epilog="example:\n  nlmcs play --method text --map small --steps 10 --rollouts 50 "
+        "--depth 10",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"nlmcs {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     bench = sub.add_parser(
         "bench",
         help="benchmarks that print timings and peak memory",
         description="Benchmarks: each prints its figures as a table.",
-        epilog="example:\n  nlmcs bench manual",
+        epilog="example:\n  nlmcs bench engine",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     bench_sub = bench.add_subparsers(dest="bench", metavar="WHAT", required=True)
-    for name in COMMAND_MODULES:
-        module = _load(name)
-        if module is None:
-            continue
+    for module in COMMAND_MODULES:
         module.register(sub)
-        if hasattr(module, "register_bench"):
-            module.register_bench(bench_sub)
+        module.register_bench(bench_sub)
     return parser
 
 
-def _load(name: str):
-    full = f"nlmcs.commands.{name}"
-    if importlib.util.find_spec(full) is None:
-        return None
-    return importlib.import_module(full)
+class _NoticeHandler(logging.Handler):
+    """One-line notices (a shipped manual built on first use, ...) as "note: ..." on stderr."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        print(f"note: {record.getMessage()}", file=sys.stderr)
 
 
-def add_command(sub, name: str, *, help: str, example: str, func) -> argparse.ArgumentParser:
-    """Add a subcommand whose --help ends with a worked example."""
-    parser = sub.add_parser(
-        name,
-        help=help,
-        description=help[:1].upper() + help[1:] + ".",
-        epilog=f"example:\n  {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+def _configure_logging(verbose: bool) -> None:
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
     )
-    parser.set_defaults(func=func)
-    return parser
+    notice = logging.getLogger("nlmcs.notice")
+    if not any(isinstance(h, _NoticeHandler) for h in notice.handlers):
+        notice.addHandler(_NoticeHandler())
+    notice.setLevel(logging.INFO)
+    notice.propagate = False
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(
-        level=logging.INFO if args.verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    if not hasattr(args, "func"):
-        parser.print_help()
-        return 2
+    _configure_logging(args.verbose)
     try:
         return int(args.func(args) or 0)
     except UserInputError as err:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nlmcs.cli import add_command
+from nlmcs.commands.options import add_command, add_group
 from nlmcs.errors import UserInputError
 
 
 def register(sub) -> None:
-    group = add_command(sub, "corpus", help="record, ingest, inspect and query game corpora",
-                        example="nlmcs corpus stats demo", func=None)
-    inner = group.add_subparsers(dest="corpus_command", metavar="ACTION", required=True)
+    inner = add_group(sub, "corpus", help="record, ingest, inspect and query game corpora",
+                      example="nlmcs corpus stats demo", dest="corpus_command")
 
     p = add_command(inner, "record", help="record self-play games into a corpus",
                     example="nlmcs corpus record --games 200 --players builtin,builtin "
@@ -74,8 +73,8 @@ def register_bench(bench_sub) -> None:
 def _record(args) -> int:
     from tqdm import tqdm
 
-    from corpus.record import RecordConfig, check_players, record_games
     from corpus.store import corpus_dir, ingest
+    from nlmcs.experiments.record import RecordConfig, check_players, record_games
 
     config = RecordConfig(
         games=args.games, players=tuple(s.strip() for s in args.players.split(",") if s.strip()),
@@ -206,8 +205,8 @@ def _civ_config(config: dict):
 
 
 def _bench(args) -> int:
-    from corpus.bench import bench_priors
     from corpus.similarity import SimilarityConfig
+    from nlmcs.experiments.bench_priors import bench_priors
 
     try:
         sizes = tuple(int(s) for s in args.sizes.split(","))

@@ -1,6 +1,7 @@
 """`nlmcs game ...` (play, render, convert-ruleset, series) and `nlmcs bench engine`.
 
-Thin wrappers: each parses its options and calls a keyword-only function in `nlmcs.games`.
+Thin wrappers: each parses its options and calls a keyword-only function in `nlmcs.games` or
+`nlmcs.experiments`.
 """
 
 from __future__ import annotations
@@ -8,16 +9,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nlmcs.cli import add_command
+from nlmcs.commands.options import add_command, add_group, positive
 from nlmcs.errors import UserInputError
 
 
 def register(sub) -> None:
-    parser = add_command(sub, "game", help="play, render and configure the civ game",
-                         example="nlmcs game play --players builtin,random --seed 1 --turns 100",
-                         func=None)
-    parser.set_defaults(func=lambda args: parser.print_help() or 2)
-    gsub = parser.add_subparsers(dest="game_command", metavar="SUBCOMMAND")
+    gsub = add_group(sub, "game", help="play, render and configure the civ game",
+                     example="nlmcs game play --players builtin,random --seed 1 --turns 100",
+                     dest="game_command")
 
     p = add_command(gsub, "play", help="play one game between two players and print the result",
                     example="nlmcs game play --players builtin,random --seed 1 --turns 100 "
@@ -90,18 +89,12 @@ def _config(args, turns: int | None = None):
     return CivConfig.preset(args.map, **overrides)
 
 
-def _positive(name: str, value: int) -> int:
-    if value < 1:
-        raise UserInputError(f"--{name} must be a positive number, got {value}")
-    return value
-
-
 def play_cli(args) -> int:
     from nlmcs.games.civ import CivGame
     from nlmcs.games.record import CorpusRecorder
     from nlmcs.games.runner import play_game
 
-    _positive("turns", args.turns)
+    positive("turns", args.turns)
     specs = [x.strip() for x in args.players.split(",") if x.strip()]
     game = CivGame(_config(args, args.turns))
     if len(specs) != game.num_players:
@@ -177,15 +170,16 @@ def convert_cli(args) -> int:
 
 
 def series_cli(args) -> int:
-    from nlmcs.games.civ.matches import play_matches
+    from nlmcs.experiments.series import play_matches
+    from nlmcs.games.civ import CivGame
 
     specs = tuple(x.strip() for x in args.players.split(",") if x.strip())
     if len(specs) != 2 or specs[0] == specs[1]:
         raise UserInputError(f"--players needs two different players, got {args.players!r}")
-    _positive("games", args.games)
-    _positive("turns", args.turns)
-    summary = play_matches(config=_config(args, args.turns), players=specs, games=args.games,
-                           turns=args.turns, seed=args.seed, out=args.out)
+    positive("games", args.games)
+    positive("turns", args.turns)
+    summary = play_matches(game=CivGame(_config(args, args.turns)), players=specs,
+                           games=args.games, turns=args.turns, seed=args.seed, out=args.out)
     for name in specs:
         p, se = summary.win_rate(name)
         wins = f"{summary.wins[name]}/{summary.games}"
@@ -195,12 +189,13 @@ def series_cli(args) -> int:
 
 
 def bench_cli(args) -> int:
-    from nlmcs.games.civ.matches import bench_engine
+    from nlmcs.experiments.bench_engine import bench_engine
+    from nlmcs.games.civ import CivGame
 
-    _positive("rollouts", args.rollouts)
-    _positive("depth", args.depth)
-    figures = bench_engine(config=_config(args), rollouts=args.rollouts, depth=args.depth,
-                           seed=args.seed, midgame_turns=args.midgame_turns)
+    positive("rollouts", args.rollouts)
+    positive("depth", args.depth)
+    figures = bench_engine(game=CivGame(_config(args)), rollouts=args.rollouts,
+                           depth=args.depth, seed=args.seed, midgame_turns=args.midgame_turns)
     width = max(len(k) for k in figures)
     for key, value in figures.items():
         text = f"{value:,.1f}" if isinstance(value, float) else str(value)

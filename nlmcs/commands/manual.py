@@ -9,21 +9,16 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nlmcs.cli import add_command
+from nlmcs.commands.options import add_command, add_group
 from nlmcs.errors import UserInputError
 
 FORMATS = ("auto", "text", "markdown", "html", "freeciv")
 
 
 def register(sub) -> None:
-    group = add_command(
-        sub,
-        "manual",
-        help="ingest, shuffle, show and list strategy manuals",
-        example="nlmcs manual ingest data/manuals/civ-guide.md",
-        func=None,
-    )
-    actions = group.add_subparsers(dest="manual_command", metavar="ACTION", required=True)
+    actions = add_group(sub, "manual", help="ingest, shuffle, show and list strategy manuals",
+                        example="nlmcs manual ingest data/manuals/civ-guide.md",
+                        dest="manual_command")
 
     ingest = add_command(
         actions,
@@ -73,7 +68,6 @@ def register(sub) -> None:
         example="nlmcs manual list",
         func=_list,
     )
-    group.set_defaults(func=lambda args: _usage(group))
 
 
 def register_bench(bench_sub) -> None:
@@ -88,11 +82,6 @@ def register_bench(bench_sub) -> None:
     bench.add_argument(
         "--source", type=Path, help="manual to build the text from (default: shipped civ-guide.md)"
     )
-
-
-def _usage(parser: argparse.ArgumentParser) -> int:
-    parser.print_help()
-    return 2
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -163,8 +152,8 @@ def _list(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from manual_pipeline.bench import bench_manual
     from manual_pipeline.report import format_table
+    from nlmcs.experiments.bench_manual import bench_manual
 
     if args.sentences < 1:
         raise UserInputError(f"--sentences must be at least 1, got {args.sentences}")

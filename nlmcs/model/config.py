@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
-ModelKind = Literal["linear", "latent", "relevance", "text"]
+ModelKind = Literal["linear", "nonlinear", "relevance-only", "text"]
+"""Named as the MC methods of Branavan et al. (`random-text` is `text` on the twin manual)."""
 
 
 @dataclass(frozen=True)
@@ -17,10 +18,11 @@ class ModelConfig:
     """
 
     kind: ModelKind = "text"
-    """linear: Q = w . x, no hidden layer; latent: `num_latent` hidden states in place of
-    sentences, no text; relevance: sentence layer only, no predicate labels; text: full model."""
+    """linear: Q = w . x, no hidden layer; nonlinear: `num_latent` hidden states in place of
+    sentences, no text; relevance-only: sentence layer only, no predicate labels; text: the full
+    model."""
     num_latent: int = 10
-    """Hidden states of the `latent` (non-linear, no text) model."""
+    """Hidden states of the `nonlinear` (no text) model."""
     table_bits: int = 18
     """Each of u, v, w is a hashed table of 2**table_bits float64 weights."""
     alpha: float = 1e-4
@@ -47,14 +49,6 @@ class ModelConfig:
     grounding_features: bool = True
     """Two shared output features counting action-/state-labelled words of the chosen sentence
     that match the candidate action's / the state's labels (an addition to the release)."""
-
-    backend: Literal["numpy", "torch"] = "numpy"
-    """Arithmetic of the scoring: numpy (`network.ValueNetwork`, the faster on one CPU thread)
-    or torch modules (`torch_network.TorchValueNetwork`); both give the same values and, for a
-    seed, the same decisions. Learning is the same numpy code for both."""
-    device: str = "cpu"
-    """torch backend only: where the torch scoring runs ("cpu", "cuda", "cuda:1"); a CUDA
-    device is used when available, else the CPU (with a warning)."""
 
     def to_dict(self) -> dict:
         return asdict(self)

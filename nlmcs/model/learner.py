@@ -19,7 +19,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nlmcs.model.features import ROOT
 from nlmcs.model.network import Decision, ValueNetwork
 
 
@@ -53,70 +52,31 @@ class _Batch:
 
 
 def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> _Batch:
-    kind = net.config.kind
+    """Stack the rows (`nlmcs.model.rows`) of every datapoint into one sparse batch."""
+    rows, kind = net.rows, net.config.kind
     f_parts, phi_parts, psi_parts = [], [], []
     row_owner, row_start, chosen = [], [], []
     word_owner, word_label = [], []
     n_rows = n_words = 0
     for d, dec in enumerate(decisions):
-        feats = net.features(dec.sig)
-        g = feats.game
-        f_parts.append((g, np.ones(len(g)), np.full(len(g), d)))
+        feats = rows.features(dec.sig)
+        slot, val = rows.output_rows(feats, dec.y, dec.z)
+        f_parts.append((slot, val, np.full(len(slot), d)))
         if kind == "linear":
             continue
-        if kind == "latent":
-            k = feats.latent_phi.shape[0]
-            sl = feats.latent_phi.ravel()
-            rows = np.repeat(np.arange(k), feats.latent_phi.shape[1]) + n_rows
-            phi_parts.append((sl, np.ones(len(sl)), rows))
-            fy = feats.latent_f[dec.y]
-            f_parts.append((fy, np.ones(len(fy)), np.full(len(fy), d)))
-        else:
-            uw = feats.unit
-            c = len(uw.sentences)
-            k = c + 1
-            word_slots = np.concatenate([uw.phi_word, feats.parts[0].phi[:, None]], axis=1)
-            phi_parts.append(
-                (word_slots.ravel(), np.ones(word_slots.size), np.repeat(uw.rows, 3) + n_rows)
+        slot, val, row = rows.relevance_rows(feats)
+        phi_parts.append((slot, val, row + n_rows))
+        if kind == "text" and dec.z:
+            sl, val = rows.label_rows(feats, dec.y, dec.z)
+            nw = sl.shape[0]
+            row = np.broadcast_to(
+                (np.arange(nw * 3).reshape(nw, 3) + 3 * n_words)[:, :, None], sl.shape
             )
-            phi_parts.append(
-                (np.full(c, net.overlap_slot), feats.parts[1].overlap, np.arange(c) + n_rows)
-            )
-            phi_parts.append((net.null_slots, np.ones(2), np.full(2, c + n_rows)))
-            if dec.y < c:
-                lo = int(np.searchsorted(uw.rows, dec.y, side="left"))
-                hi = int(np.searchsorted(uw.rows, dec.y, side="right"))
-                lang = feats.lang(lo, hi).ravel()
-                f_parts.append((lang, np.ones(len(lang)), np.full(len(lang), d)))
-                if kind == "text" and dec.z:
-                    z = np.asarray(dec.z)
-                    js = np.arange(lo, hi)
-                    labelled = z < 2
-                    pred = feats.pred(lo, hi)[np.flatnonzero(labelled), z[labelled]].ravel()
-                    f_parts.append((pred, np.ones(len(pred)), np.full(len(pred), d)))
-                    if net.config.grounding_features:
-                        ms = net.match_slots[z[labelled]]
-                        mv = feats.match[js[labelled], z[labelled]]
-                        f_parts.append((ms, mv, np.full(len(ms), d)))
-                    # psi rows: 3 per word (one per candidate label).
-                    nw = hi - lo
-                    par = uw.parent[js]
-                    lp = np.where(par < 0, ROOT, z[np.maximum(par - lo, 0)])
-                    static = uw.psi_static[js]  # (nw, 3, 7)
-                    plab = net.plabel_slots[lp][:, :, None]  # (nw, 3, 1)
-                    flag = np.broadcast_to(net.flag_slots.T[None], (nw, 3, 3))
-                    flag_val = np.broadcast_to(feats.flags[js][:, None, :], (nw, 3, 3))
-                    sl = np.concatenate([static, plab, flag], axis=2)  # (nw, 3, 11)
-                    val = np.concatenate(
-                        [np.ones((nw, 3, 8)), flag_val.astype(float)], axis=2
-                    )
-                    rows = np.broadcast_to(
-                        (np.arange(nw * 3).reshape(nw, 3) + 3 * n_words)[:, :, None], sl.shape
-                    )
-                    psi_parts.append((sl.ravel(), val.ravel(), rows.ravel()))
-                    word_owner.append(np.full(nw, d))
-                    word_label.append(z)
-                    n_words += nw
+            psi_parts.append((sl.ravel(), val.ravel(), row.ravel()))
+            word_owner.append(np.full(nw, d))
+            word_label.append(np.asarray(dec.z))
+            n_words += nw
+        k = rows.num_hidden(feats)
         row_owner.append(np.full(k, d))
         row_start.append(n_rows)
         chosen.append(n_rows + dec.y)

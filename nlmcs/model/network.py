@@ -4,14 +4,13 @@ Layers (paper names): x -> hidden softmax layers y (sentence relevance, weights 
 z (a label in {action, state, background} per word of the chosen sentence, weights v over psi,
 sampled parent before child) -> fixed features f -> Q = w . f.
 
-The weights are three hashed tables. Everything a candidate's features depend on is its
-`Signature` (label words), so the network keeps two caches: weight-free feature slots (kept for
-the whole search) and scores gathered from the weights (dropped whenever the learner changes a
-weight, i.e. per weight snapshot). A search step evaluates all candidates of all agents through
-`expected_q`, which fills scores for the new signatures only.
-
-The ops are small sparse gathers and segment sums, where numpy's per-call cost is several times
-lower than torch's on one CPU thread; the tables are plain float64 arrays.
+The weights are three hashed tables of float64. Everything a candidate's features depend on is
+its `Signature` (label words); the weight-free feature rows come from `nlmcs.model.rows` (kept for
+the whole search) and the scores gathered from the weights are cached per signature and per shared
+part (dropped whenever the learner changes a weight, i.e. per weight snapshot). A search step
+evaluates all candidates of all agents through `expected_q`, which fills scores for the new
+signatures only. The ops are small sparse gathers and segment sums, where numpy's per-call cost
+is several times lower than torch's on one CPU thread.
 """
 
 from __future__ import annotations
@@ -21,68 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from nlmcs.model.config import ModelConfig
-from nlmcs.model.features import (
-    ROOT,
-    ManualIndex,
-    Signature,
-    T,
-    game_ids,
-    mix,
-    sid,
-    slots,
-    stem_ids,
-)
-
-
-@dataclass
-class UnitWords:
-    """Weight-free slots of the candidate sentences of one agent word (C sentences, Wc words)."""
-
-    sentences: np.ndarray  # (C,) sentence ids
-    words: np.ndarray  # (Wc,) global word index
-    rows: np.ndarray  # (Wc,) candidate row of each word
-    parent: np.ndarray  # (Wc,) local index of the parent word, -1 under the root
-    levels: list[np.ndarray]  # local word indices by depth, parents first
-    phi_word: np.ndarray  # (Wc, 2) u slots: bag of words, word x unit
-    psi_static: np.ndarray  # (Wc, 3, 7) v slots
-    in_unit: np.ndarray  # (Wc,) the word is one of the agent's words
-
-
-@dataclass
-class Part:
-    """Weight-free slots of one feature family (an action type, a unit-action, or one state
-    label) over the words of one agent word's candidate sentences."""
-
-    phi: np.ndarray | None  # (Wc,) u slots (word x action type), or None
-    lang: np.ndarray  # (Wc,) w slots of the language feature
-    pred: np.ndarray  # (Wc, 2) w slots of the predicate feature, labels action / state
-    mask: np.ndarray  # (Wc,) the word is one of the part's label words
-    overlap: np.ndarray | None  # (C,) agent + action label words per sentence (unit-action part)
-
-
-@dataclass
-class SigFeatures:
-    """Weight-free features of one signature (mostly references to shared parts)."""
-
-    game: np.ndarray  # (G,) w slots
-    unit: UnitWords | None = None
-    parts: list[Part] | None = None  # [action type, unit-action, *state labels]
-    keys: list[tuple] | None = None  # cache keys of `parts`
-    flags: np.ndarray | None = None  # (Wc, 3) word is a state / unit / action word
-    flag_key: tuple | None = None  # identifies `flags` for the label-layer cache
-    latent_phi: np.ndarray | None = None  # (K, k) u slots of the latent states
-    latent_f: np.ndarray | None = None  # (K, k) w slots under each latent state
-
-    @property
-    def match(self) -> np.ndarray:
-        """(Wc, 2): the word matches the action's words (label action) / a state word (state)."""
-        return self.flags[:, [2, 0]].astype(float)
-
-    def lang(self, lo: int, hi: int) -> np.ndarray:
-        return np.stack([p.lang[lo:hi] for p in self.parts], axis=1)
-
-    def pred(self, lo: int, hi: int) -> np.ndarray:
-        return np.stack([p.pred[lo:hi] for p in self.parts], axis=2)
+from nlmcs.model.features import ROOT, ManualIndex, Signature
+from nlmcs.model.rows import FeatureRows, Part, SigFeatures, UnitWords
 
 
 @dataclass
@@ -112,28 +51,16 @@ class ValueNetwork:
     """Q(s, a, d) for every model kind; see `ModelConfig.kind`."""
 
     def __init__(self, config: ModelConfig, index: ManualIndex | None = None):
-        if config.kind in ("relevance", "text") and index is None:
-            raise ValueError(f"model kind {config.kind!r} needs a manual index")
         self.config = config
         self.index = index
-        self.bits = config.table_bits
-        size = 1 << self.bits
+        self.rows = FeatureRows(config, index)
+        size = 1 << config.table_bits
         self.u = np.zeros(size)
         self.v = np.zeros(size)
         self.w = np.zeros(size)
-        self._units: dict[str, UnitWords] = {}
-        self._features: dict[Signature, SigFeatures] = {}
         self._scores: dict[Signature, SigScores] = {}
-        self._parts: dict[tuple, Part] = {}
         self._part_cache: dict = {}  # weight-dependent scores of parts, units, label layers
         self._stale: dict[Signature, float] = {}  # E[Q] kept across weight changes
-        b = self.bits
-        self.null_slots = slots(mix(T.NULL, np.array([0, 1], np.uint64)), b)
-        self.overlap_slot = int(slots(mix(T.OVERLAP), b))
-        lab = np.arange(3, dtype=np.uint64)
-        self.plabel_slots = slots(mix(T.PSI_PLABEL, np.arange(4, dtype=np.uint64)[:, None], lab), b)
-        self.flag_slots = slots(mix(T.PSI_FLAG, np.arange(3, dtype=np.uint64)[:, None], lab), b)
-        self.match_slots = slots(mix(T.MATCH, np.arange(2, dtype=np.uint64)), b)
 
     # --- weights ------------------------------------------------------------------------------
     def reset(self) -> None:
@@ -150,111 +77,10 @@ class ValueNetwork:
 
     @property
     def text(self) -> bool:
-        return self.config.kind in ("relevance", "text")
-
-    # --- weight-free features -----------------------------------------------------------------
-    def unit_words(self, agent: tuple[str, ...]) -> UnitWords:
-        key = " ".join(agent)
-        found = self._units.get(key)
-        if found is not None:
-            return found
-        ix, b = self.index, self.bits
-        sentences = ix.candidates(agent, self.config.max_sentences)
-        words, rows = ix.words_of(sentences)
-        local = np.full(len(ix.stem_id), -1, dtype=np.int64)
-        local[words] = np.arange(len(words))
-        gparent = ix.parent[words]
-        parent = np.where(gparent >= 0, local[np.maximum(gparent, 0)], -1)
-        depth = ix.depth[words]
-        top = int(depth.max()) + 1 if len(words) else 0
-        levels = [np.flatnonzero(depth == d) for d in range(top)]
-        stems = ix.stem_id[words]
-        phi_word = np.stack(
-            [slots(mix(T.BOW, stems), b), slots(mix(T.WORD_UNIT, stems, sid(key)), b)], axis=1
-        )
-        found = UnitWords(
-            sentences, words, rows, parent, levels, phi_word, slots(ix.psi_static[words], b),
-            np.isin(stems, stem_ids(agent)),
-        )
-        self._units[key] = found
-        return found
-
-    def _part(self, key: tuple, uw: UnitWords, stems: np.ndarray) -> Part:
-        found = self._parts.get(key)
-        if found is not None:
-            return found
-        kind, _, label = key
-        b, s = self.bits, stems
-        lab = np.arange(2, dtype=np.uint64)[None, :]
-        if kind == "atype":
-            t = sid(label)
-            found = Part(
-                slots(mix(T.WORD_ATYPE, s, t), b),
-                slots(mix(T.LANG_ATYPE, s, t), b),
-                slots(mix(T.PRED_ATYPE, lab, s[:, None], t), b),
-                np.zeros(len(s), bool),
-                None,
-            )
-        elif kind == "action":
-            unit, act = sid(key[1]), sid(label)
-            mask = np.isin(s, stem_ids(label.split()))
-            in_labels = np.isin(s, stem_ids([key[1], label]))
-            found = Part(
-                None,
-                slots(mix(T.LANG_UA, s, unit, act), b),
-                slots(mix(T.PRED_UA, lab, s[:, None], unit, act), b),
-                mask,
-                np.bincount(uw.rows, weights=in_labels.astype(float),
-                            minlength=len(uw.sentences)),  # fmt: skip
-            )
-        else:  # one state label
-            t = sid(label)
-            found = Part(
-                None,
-                slots(mix(T.LANG_STATE, s, t), b),
-                slots(mix(T.PRED_STATE, lab, s[:, None], t), b),
-                np.isin(s, stem_ids([label])),
-                None,
-            )
-        self._parts[key] = found
-        return found
+        return self.rows.text
 
     def features(self, sig: Signature) -> SigFeatures:
-        found = self._features.get(sig)
-        if found is not None:
-            return found
-        if len(self._features) > 50000:  # bound memory over long games
-            self._features.clear()
-        cfg, b = self.config, self.bits
-        use_game = cfg.game_features or cfg.kind in ("linear", "latent")
-        game = game_ids(sig, b) if use_game else np.zeros(0, np.int64)
-        feats = SigFeatures(game)
-        if cfg.kind == "latent":
-            k = np.arange(cfg.num_latent, dtype=np.uint64)[:, None]
-            state = np.array([sid(s) for s in sig.state], dtype=np.uint64)
-            parts = np.concatenate(
-                [np.array([sid("u:" + sig.unit), sid("a:" + sig.action_key)], np.uint64), state]
-            )
-            feats.latent_phi = slots(mix(T.LATENT_PHI, k, parts[None, :]), b)
-            feats.latent_f = slots(mix(T.LATENT_F, k, parts[None, :], sid(sig.action_key)), b)
-        elif self.text:
-            uw = self.unit_words(sig.agent)
-            stems = self.index.stem_id[uw.words]
-            unit = sig.unit
-            keys = [("atype", unit, sig.atype), ("action", unit, sig.action_key)]
-            keys += [("state", unit, label) for label in sig.state]
-            feats.unit = uw
-            feats.keys = keys
-            feats.parts = [self._part(k, uw, stems) for k in keys]
-            in_state = np.zeros(len(stems), bool)
-            for part in feats.parts[2:]:
-                in_state |= part.mask
-            feats.flags = np.stack([in_state, uw.in_unit, feats.parts[1].mask], axis=1)
-            # Equal flags <=> the same label words occur in the sentences: a cheap cache key.
-            feats.flag_key = (unit,) + tuple(k for k, p in zip(keys[1:], feats.parts[1:],
-                                                                strict=True) if p.mask.any())
-        self._features[sig] = feats
-        return feats
+        return self.rows.features(sig)
 
     # --- scores under the current weights -----------------------------------------------------
     def scores(self, sig: Signature) -> SigScores:
@@ -297,8 +123,8 @@ class ValueNetwork:
         if found is not None:
             return found
         temp = self.config.temperature
-        logit = static + flags.astype(float) @ self.v[self.flag_slots]
-        logit = logit[:, None, :] + self.v[self.plabel_slots][None, :, :]  # (Wc, 4, 3)
+        logit = static + flags.astype(float) @ self.v[self.rows.flag_slots]
+        logit = logit[:, None, :] + self.v[self.rows.plabel_slots][None, :, :]  # (Wc, 4, 3)
         cond = _softmax(logit / temp, axis=2)
         marg = np.zeros((len(uw.words), 3))
         for level in uw.levels:
@@ -319,7 +145,7 @@ class ValueNetwork:
         temp = cfg.temperature
         if cfg.kind == "linear":
             return SigScores(game, np.ones(1), np.zeros(1), None, None, None, game)
-        if cfg.kind == "latent":
+        if cfg.kind == "nonlinear":
             p = _softmax(self.u[feats.latent_phi].sum(axis=1) / temp)
             lang = self.w[feats.latent_f].sum(axis=1)
             return SigScores(game, p, lang, None, None, None, game + float(p @ lang))
@@ -330,13 +156,13 @@ class ValueNetwork:
                                                                strict=True)]  # fmt: skip
         logits = np.empty(n_rows + 1)
         logits[:n_rows] = unit_phi + parts[0][0]
-        logits[:n_rows] += self.u[self.overlap_slot] * feats.parts[1].overlap
-        logits[n_rows] = self.u[self.null_slots].sum()
+        logits[:n_rows] += self.u[self.rows.overlap_slot] * feats.parts[1].overlap
+        logits[n_rows] = self.u[self.rows.null_slots].sum()
         p = _softmax(logits / temp)
         lang = np.zeros(n_rows + 1)
         for part in parts:
             lang[:n_rows] += part[1]
-        if cfg.kind == "relevance":
+        if cfg.kind == "relevance-only":
             return SigScores(game, p, lang, None, None, None, game + float(p @ lang))
         cond, marg, mkey = self._labels(uw, feats.flag_key, static, feats.flags)
         per_row = lang.copy()
@@ -344,7 +170,7 @@ class ValueNetwork:
             per_row[:n_rows] += self._expected_pred(key, mkey, uw, part[2], marg)
         if cfg.grounding_features:
             per_row[:n_rows] += self._expected_pred(
-                ("match",), mkey, uw, feats.match * self.w[self.match_slots], marg
+                ("match",), mkey, uw, feats.match * self.w[self.rows.match_slots], marg
             )
         return SigScores(game, p, lang, None, cond, marg, game + float(p @ per_row))
 
@@ -367,7 +193,7 @@ class ValueNetwork:
             for key, part in zip(feats.keys, feats.parts, strict=True):
                 pred[:, :2] += self._part_scores(key, part, uw)[2]
             if self.config.grounding_features:
-                pred[:, :2] += feats.match * self.w[self.match_slots]
+                pred[:, :2] += feats.match * self.w[self.rows.match_slots]
             sc.pred = pred
         return sc.pred
 
@@ -407,8 +233,7 @@ class ValueNetwork:
     def _sample_labels(
         self, sig: Signature, sc: SigScores, uw: UnitWords, y: int, rng
     ) -> tuple[tuple, float]:
-        lo = int(np.searchsorted(uw.rows, y, side="left"))
-        hi = int(np.searchsorted(uw.rows, y, side="right"))
+        lo, hi = uw.span(y)
         labels = np.full(hi - lo, -1, dtype=np.int64)
         pred = self._pred(sig, sc)
         order = sorted(range(lo, hi), key=lambda j: self.index.depth[uw.words[j]])
@@ -422,15 +247,9 @@ class ValueNetwork:
         return tuple(int(x) for x in labels), q
 
     def decision_q(self, sig: Signature, y: int, z: tuple[int, ...]) -> float:
-        """Q = w . f for given hidden values (for tests and logs)."""
-        sc = self.scores(sig)
-        q = sc.game + float(sc.lang[y]) if self.config.kind != "linear" else sc.game
-        if z:
-            uw = self.features(sig).unit
-            lo = int(np.searchsorted(uw.rows, y, side="left"))
-            pred = self._pred(sig, sc)
-            q += float(sum(pred[lo + k, lab] for k, lab in enumerate(z)))
-        return q
+        """Q = w . f for given hidden values, from the output rows the learner uses."""
+        slot, val = self.rows.output_rows(self.features(sig), y, z)
+        return float(self.w[slot] @ val)
 
     def relevance(self, sig: Signature) -> tuple[np.ndarray, np.ndarray]:
         """Candidate sentence ids (-1 = NULL) and their relevance probabilities."""

@@ -1,135 +1,175 @@
-"""Planners by name: the methods an experiment compares, all on the same loop and budget.
+"""Planners by name: the methods an experiment compares, all on the same roll-out loop.
 
-`make_planner(name, game=..., manual=..., search_config=..., model_config=..., seed=...)`.
-Methods of Branavan et al. (2011): `uct` (a tree per agent), `linear` (Q = w . x), `nonlinear`
-(10 latent states in place of sentences, no text), `random-text` (full model on the manual's
-word-permuted twin `<manual>-random`), `relevance-only` (no predicate layer), `text` (full).
-Other modules add methods with `register_method` (the corpus methods live in
-`nlmcs.search.corpus_methods`, imported at the bottom when present).
+`METHODS` is the one table of method names; `make_planner(name, game=..., ...)` builds any of
+them. Methods of Branavan et al. (2011): `uct` (a tree per agent), `linear` (Q = w . x),
+`nonlinear` (10 latent states in place of sentences, no text), `relevance-only` (no predicate
+layer), `text` (the full model) and `random-text` (the full model on the manual's word-permuted
+twin). Corpus methods (Dobre & Lascarides 2015, 2017; Ontañón 2016): `flat-ucb` (a bandit per agent
+at the root), and `uct-corpus` / `flat-ucb-corpus`, the same planners seeded by corpus priors.
+
+Everything heavy (the model, the manual, scikit-learn for the naive-Bayes prior) is imported only
+when a planner that needs it is built.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from nlmcs.errors import UserInputError
-from nlmcs.model.config import ModelConfig
+from nlmcs.model.config import ModelConfig, ModelKind
 from nlmcs.search.config import SearchConfig
 
-DEFAULT_MANUAL = "civ-guide"
+if TYPE_CHECKING:
+    from manual_pipeline.store import StoredManual
+    from nlmcs.games.base import Game
+    from nlmcs.search.planner import Planner
 
-_FACTORIES: dict[str, Callable] = {}
-METHOD_NAMES: list[str] = []
+
+@dataclass(frozen=True)
+class Method:
+    """What a method name means."""
+
+    name: str
+    summary: str
+    planner: Literal["mc", "uct", "flat-ucb"]
+    model: ModelKind | None = None
+    """The value network's kind (MC methods only)."""
+    reads: Literal["nothing", "manual", "random-twin"] = "nothing"
+    """Which text the model reads: none, the manual, or its word-permuted twin."""
+    corpus: bool = False
+    """Seeded by corpus priors (and, when asked, corpus-informed roll-outs)."""
 
 
-def register_method(name: str, factory: Callable) -> None:
-    """`factory(*, game, manual, search_config, model_config, seed, **extras) -> Planner`."""
-    if name not in _FACTORIES:
-        METHOD_NAMES.append(name)
-    _FACTORIES[name] = factory
+METHODS: dict[str, Method] = {m.name: m for m in (
+    Method("uct", "a UCT tree per agent, roll-out policy beyond the tree", "uct"),
+    Method("linear", "MC search, Q = w . x over action x agent x state labels", "mc",
+           model="linear"),
+    Method("nonlinear", "MC search, four-layer network with 10 latent states, no text", "mc",
+           model="nonlinear"),
+    Method("relevance-only", "MC search, sentence relevance over the manual, no predicate labels",
+           "mc", model="relevance-only", reads="manual"),
+    Method("text", "MC search, the full text model: sentence relevance and word labels", "mc",
+           model="text", reads="manual"),
+    Method("random-text", "the full text model on the manual's word-permuted twin", "mc",
+           model="text", reads="random-twin"),
+    Method("flat-ucb", "a UCB1 bandit per agent over its root actions", "flat-ucb"),
+    Method("uct-corpus", "UCT with children seeded by corpus priors", "uct", corpus=True),
+    Method("flat-ucb-corpus", "flat UCB with arms seeded by corpus priors", "flat-ucb",
+           corpus=True),
+)}  # fmt: skip
+
+PAPER_METHODS = ("uct", "linear", "nonlinear", "relevance-only", "text", "random-text")
+"""The methods of Branavan et al. (2011) (need no corpus)."""
+
+
+@dataclass(frozen=True)
+class CorpusOptions:
+    """How the corpus methods use recorded games."""
+
+    corpus: str | Path | None = None
+    """A stored corpus name or directory; None = `corpus.bundle.DEFAULT_CORPUS`."""
+    prior: Literal["similarity", "naive-bayes"] = "similarity"
+    """similarity: mean relevance x utility of the credited corpus pairs (Dobre & Lascarides
+    2015); naive-bayes: the calibrated naive-Bayes probabilities, p / max p (Ontañón 2016)."""
+    utility: Literal["one", "result"] = "one"
+    """U of the similarity prior: 1, or the recorded player's result (win 1, loss 0)."""
+    pool_size: int = 256
+    """Nearest corpus states pooled per similarity query."""
+    type_weight: float = 0.0
+    """Weight of 'same action type' in the action similarity (0 = the paper's formula)."""
+    rollout_policy: Literal["default", "naive-bayes"] = "default"
+    """default: `SearchConfig.rollout`; naive-bayes: sample roll-out moves from the model."""
+    type_weights_from_corpus: bool = True
+    """With typed roll-outs and no weights given, weigh action types by corpus frequency
+    (Dobre & Lascarides 2017)."""
+
+    def __post_init__(self) -> None:
+        for name, allowed in (("prior", ("similarity", "naive-bayes")), ("utility", ("one",
+                              "result")), ("rollout_policy", ("default", "naive-bayes"))):
+            if getattr(self, name) not in allowed:
+                raise UserInputError(f"corpus option {name}={getattr(self, name)!r}: choose "
+                                     f"from {', '.join(allowed)}")
+        if self.pool_size < 1 or not 0.0 <= self.type_weight <= 1.0:
+            raise UserInputError("corpus pool_size must be >= 1 and type_weight in [0, 1]")
+
+
+def method_names() -> list[str]:
+    return list(METHODS)
+
+
+def get_method(name: str) -> Method:
+    if name not in METHODS:
+        raise UserInputError(f"unknown method {name!r}; choose from {', '.join(METHODS)}")
+    return METHODS[name]
 
 
 def make_planner(
     name: str,
     *,
-    game,
-    manual=None,
+    game: Game,
+    manual: str | Path | StoredManual | None = None,
+    corpus: CorpusOptions | None = None,
     search_config: SearchConfig | None = None,
     model_config: ModelConfig | None = None,
     seed: int = 0,
-    **extras,
-):
-    if name not in _FACTORIES:
-        raise UserInputError(f"unknown method {name!r}; choose from {', '.join(METHOD_NAMES)}")
-    return _FACTORIES[name](
-        game=game,
-        manual=manual,
-        search_config=search_config or SearchConfig(),
-        model_config=model_config or ModelConfig(),
-        seed=seed,
-        **extras,
-    )
+) -> Planner:
+    """The planner of method `name`. `manual` is read by the text methods (default: the
+    shipped guide), `corpus` by the corpus methods; other methods ignore them."""
+    method = get_method(name)
+    search_config = search_config or SearchConfig()
+    if method.planner == "mc":
+        return _mc_planner(method, game=game, manual=manual, search_config=search_config,
+                           model_config=model_config or ModelConfig(), seed=seed)
+    prior = policy = None
+    if method.corpus:
+        prior, search_config, policy = _corpus_parts(game, search_config,
+                                                     corpus or CorpusOptions(), seed)
+    if method.planner == "uct":
+        from nlmcs.search.uct import UCTPlanner as planner_class
+    else:
+        from nlmcs.search.flat_ucb import FlatUCBPlanner as planner_class
+    return planner_class(game=game, config=search_config, seed=seed, prior=prior,
+                         rollout_policy=policy)
 
 
-def load_index(manual, *, min_count: int):
-    """A `ManualIndex` from a stored manual name, directory or `StoredManual`."""
-    from nlmcs.model.features import ManualIndex
+def _mc_planner(method: Method, *, game, manual, search_config, model_config, seed):
+    from nlmcs.model.evaluator import NetworkEvaluator
+    from nlmcs.model.manuals import load_index, random_twin
+    from nlmcs.model.network import ValueNetwork
+    from nlmcs.search.mc import MCPlanner
 
-    if manual is None or isinstance(manual, str | bytes) or hasattr(manual, "__fspath__"):
-        from manual_pipeline.store import load_manual
-
-        manual = load_manual(manual or DEFAULT_MANUAL)
-    return ManualIndex.build(manual, min_count=min_count)
-
-
-def random_twin(manual):
-    """The word-permuted twin of a manual given by name, directory or `StoredManual`.
-
-    A name or directory maps to the stored twin (`nlmcs manual shuffle` makes it); a
-    `StoredManual` whose twin is not stored beside it is shuffled in memory with seed 0.
-    """
-    if manual is None or isinstance(manual, str):
-        return f"{manual or DEFAULT_MANUAL}-random"
-    if not hasattr(manual, "tokens"):
-        directory = Path(manual)
-        return directory.with_name(directory.name + "-random")
-    if manual.name.endswith("-random"):
-        return manual
-    stored = Path(manual.directory).parent / f"{manual.name}-random"
-    if (stored / "meta.json").is_file():
-        return stored
-    from manual_pipeline.shuffle import shuffle_tokens
-
-    return dataclasses.replace(
-        manual, name=manual.name + "-random", tokens=shuffle_tokens(manual.tokens, seed=0)
-    )
+    config = dataclasses.replace(model_config, kind=method.model)
+    index = None
+    if method.reads != "nothing":
+        text = random_twin(manual) if method.reads == "random-twin" else manual
+        index = load_index(text, min_count=config.min_count)
+    evaluator = NetworkEvaluator(ValueNetwork(config, index))
+    return MCPlanner(game=game, evaluator=evaluator, config=search_config, seed=seed)
 
 
-def _mc_factory(kind: str, *, random_text: bool = False, needs_text: bool = False):
-    def factory(*, game, manual, search_config, model_config, seed, **extras):
-        from nlmcs.model.network import ValueNetwork
-        from nlmcs.search.evaluator import NetworkEvaluator
-        from nlmcs.search.mc import MCPlanner
+def _corpus_parts(game, search_config: SearchConfig, options: CorpusOptions, seed: int):
+    """(prior, search config with corpus type weights filled in, roll-out policy or None)."""
+    from corpus.bundle import check_compatible, corpus_bundle
+    from corpus.live import CorpusPrior, NaiveBayesPrior, NaiveBayesRollout, type_weights
+    from corpus.similarity import SimilarityConfig
 
-        index = None
-        if needs_text:
-            if random_text:
-                manual = random_twin(manual)
-            index = load_index(manual, min_count=model_config.min_count)
-        cfg = dataclasses.replace(model_config, kind=kind)
-        if cfg.backend == "torch":
-            from nlmcs.model.torch_network import TorchValueNetwork
-
-            net = TorchValueNetwork(cfg, index)
-        else:
-            net = ValueNetwork(cfg, index)
-        return MCPlanner(game=game, evaluator=NetworkEvaluator(net), config=search_config,
-                         seed=seed)  # fmt: skip
-
-    return factory
-
-
-def _uct_factory(*, game, manual, search_config, model_config, seed, **extras):
-    from nlmcs.search.uct import UCTPlanner
-
-    return UCTPlanner(
-        game=game,
-        config=search_config,
-        seed=seed,
-        prior=extras.get("prior"),
-        prior_visits=extras.get("prior_visits"),
-    )
-
-
-register_method("uct", _uct_factory)
-register_method("linear", _mc_factory("linear"))
-register_method("nonlinear", _mc_factory("latent"))
-register_method("random-text", _mc_factory("text", random_text=True, needs_text=True))
-register_method("relevance-only", _mc_factory("relevance", needs_text=True))
-register_method("text", _mc_factory("text", needs_text=True))
-
-if importlib.util.find_spec("nlmcs.search.corpus_methods") is not None:
-    importlib.import_module("nlmcs.search.corpus_methods")
+    bundle = corpus_bundle(options.corpus)
+    check_compatible(bundle.corpus, game)
+    if options.prior == "similarity":
+        similarity = bundle.similarity(SimilarityConfig(
+            utility=options.utility, pool_size=options.pool_size,
+            type_weight=options.type_weight, seed=seed))
+        prior = CorpusPrior(similarity, seed=seed)
+    else:
+        prior = NaiveBayesPrior(bundle.naive_bayes())
+    if (search_config.rollout == "typed" and search_config.type_weights is None
+            and options.type_weights_from_corpus):
+        search_config = dataclasses.replace(search_config,
+                                            type_weights=type_weights(bundle.corpus))
+    policy = None
+    if options.rollout_policy == "naive-bayes":
+        policy = NaiveBayesRollout(bundle.naive_bayes())
+    return prior, search_config, policy

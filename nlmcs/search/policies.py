@@ -1,4 +1,4 @@
-"""Roll-out policies and the roll-out reward.
+"""Roll-out policies: how an agent moves where no value or tree guides it.
 
 A roll-out policy picks one agent's action: `choose(state, agent, actions, rng) -> Action`.
 Typed roll-outs (Dobre & Lascarides 2017) draw an action type first, so that an agent with forty
@@ -8,10 +8,16 @@ Typed roll-outs (Dobre & Lascarides 2017) draw an action type first, so that an 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import numpy as np
 
 from nlmcs.games.base import Action, AgentId, State
+
+
+class RolloutPolicy(Protocol):
+    def choose(self, state: State, agent: AgentId, actions: Sequence[Action],
+               rng: np.random.Generator) -> Action: ...
 
 
 class UniformRollout:
@@ -42,35 +48,10 @@ class TypedRollout:
         return group[int(rng.integers(len(group)))]
 
 
-def make_rollout_policy(kind: str, type_weights: Mapping[str, float] | None = None):
+def make_rollout_policy(kind: str, type_weights: Mapping[str, float] | None = None
+                        ) -> RolloutPolicy:
     if kind == "uniform":
         return UniformRollout()
     if kind == "typed":
         return TypedRollout(type_weights)
     raise ValueError(f"unknown roll-out policy {kind!r}")
-
-
-def reward(state: State, player: int, kind: str = "ratio", weights=None) -> float:
-    """Win 1, loss 0, else a bounded ratio of the player's totals against all others'."""
-    if state.is_terminal():
-        w = state.winner()
-        if w is not None:
-            return 1.0 if w == player else 0.0
-    others = [p for p in range(state.num_players) if p != player]
-    if kind == "ratio":
-        return _ratio(state.score(player), sum(state.score(p) for p in others))
-    mine = state.stats(player)
-    theirs = [state.stats(p) for p in others]
-    total = num = 0.0
-    for key, wt in (weights or {}).items():
-        if key in mine:
-            num += wt * _ratio(mine[key], sum(t.get(key, 0.0) for t in theirs))
-            total += wt
-    return num / total if total else 0.5
-
-
-def _ratio(mine: float, theirs: float) -> float:
-    # Some stats (food surplus) go negative; clamp so the ratio stays a reward in [0, 1].
-    mine, theirs = max(float(mine), 0.0), max(float(theirs), 0.0)
-    s = mine + theirs
-    return 0.5 if s <= 0 else mine / s

@@ -12,8 +12,11 @@ import contextlib
 import multiprocessing as mp
 import os
 import pickle
+import sys
+from typing import TYPE_CHECKING
 
-from nlmcs.search.mc import RolloutCore, RolloutResult
+if TYPE_CHECKING:
+    from nlmcs.search.mc_rollouts import RolloutCore, RolloutResult
 
 
 class LocalExecutor:
@@ -41,20 +44,22 @@ class LocalExecutor:
         pass
 
 
-def _pin_threads() -> None:
+def pin_threads() -> None:
+    """One BLAS / OpenMP thread in this process (and one torch thread if torch is loaded):
+    parallelism is over processes. The environment variables reach processes started later."""
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ[var] = "1"
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1)
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
 
 
 def _worker(conn, core_bytes: bytes) -> None:
-    _pin_threads()
-    try:
-        import torch
-
-        torch.set_num_threads(1)
-    except ImportError:
-        pass
-    core: RolloutCore = pickle.loads(core_bytes)
+    pin_threads()
+    core = pickle.loads(core_bytes)
     conn.send("ready")
     step = None
     while True:
@@ -78,10 +83,10 @@ class ProcessExecutor:
 
     def __init__(self, core: RolloutCore, workers: int):
         self.core = core
-        _pin_threads()
+        self.conns, self.procs = [], []
+        pin_threads()
         ctx = mp.get_context("spawn")
         blob = pickle.dumps(core)
-        self.conns, self.procs = [], []
         for _ in range(workers):
             parent, child = ctx.Pipe()
             proc = ctx.Process(target=_worker, args=(child, blob), daemon=True)

@@ -9,14 +9,14 @@ import pytest
 from corpus_logs import game_lines, write_log
 
 from nlmcs.cli import main
-from nlmcs.paths import REPO_ROOT
+from nlmcs.paths import shipped_dir
 
 
 @pytest.fixture
 def shipped_rulesets(tmp_path):
     """The data root is a temporary one; the engine still needs the shipped rulesets in it."""
     (tmp_path / "data").mkdir(exist_ok=True)
-    os.symlink(REPO_ROOT / "data" / "rulesets", tmp_path / "data" / "rulesets")
+    os.symlink(shipped_dir() / "rulesets", tmp_path / "data" / "rulesets")
 
 
 def test_ingest_stats_and_bad_input(make_log, tmp_path, capsys):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from nlmcs.games.civ import CivConfig, CivGame
-from nlmcs.paths import REPO_ROOT
+from nlmcs.paths import shipped_dir
 
-CLASSIC = REPO_ROOT / "data" / "rulesets" / "classic.json"
+CLASSIC = shipped_dir() / "rulesets" / "classic.json"
 
 
 @pytest.fixture(scope="session")

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from nlmcs.cli import main
-from nlmcs.paths import REPO_ROOT
+from nlmcs.paths import shipped_dir
 
-CLASSIC = str(REPO_ROOT / "data" / "rulesets" / "classic.json")
+CLASSIC = str(shipped_dir() / "rulesets" / "classic.json")
 FREECIV_CLASSIC = Path("/usr/share/games/freeciv/classic")
 SMALL = ["--map", "small", "--ruleset", CLASSIC]
 
@@ -75,7 +75,7 @@ def _bad_ruleset(tmp_path) -> str:
         (["game", "play", "--map", "small", "--ruleset", "RULESET"], "negative"),
         (["game", "play", "--width", "3", "--ruleset", CLASSIC], "width 3 is out of range"),
         (["game", "play", "--players", "builtin,wizard", *SMALL], "unknown player 'wizard'"),
-        (["game", "play", "--turns", "0", *SMALL], "--turns must be a positive"),
+        (["game", "play", "--turns", "0", *SMALL], "--turns must be at least 1"),
         (["game", "play", "--map", "huge", "--ruleset", CLASSIC], "unknown map preset"),
         (["game", "render", "STATE"], "not valid JSON"),
         (["game", "render", "IMPOSSIBLE", "--ruleset", CLASSIC], "ocean"),

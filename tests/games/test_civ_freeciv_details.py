@@ -18,9 +18,9 @@ from nlmcs.games.civ.ruleset import load_ruleset
 from nlmcs.games.civ.scenario import place_city, place_unit, state_from_picture, tile_at
 from nlmcs.games.civ.serialize import StateFileError
 from nlmcs.games.civ.tables import IRRIGATION, ROAD
-from nlmcs.paths import REPO_ROOT
+from nlmcs.paths import shipped_dir
 
-CLASSIC = REPO_ROOT / "data" / "rulesets" / "classic.json"
+CLASSIC = shipped_dir() / "rulesets" / "classic.json"
 FREECIV_CLASSIC = Path("/usr/share/games/freeciv/classic")
 RNG = np.random.default_rng(0)
 

@@ -8,9 +8,9 @@ import pytest
 from nlmcs.errors import UserInputError
 from nlmcs.games.civ import CivConfig, CivGame
 from nlmcs.games.runner import play_game
-from nlmcs.paths import REPO_ROOT
+from nlmcs.paths import shipped_dir
 
-CLASSIC = REPO_ROOT / "data" / "rulesets" / "classic.json"
+CLASSIC = shipped_dir() / "rulesets" / "classic.json"
 
 
 def test_builtin_ai_beats_random_on_a_seeded_sample():

@@ -11,9 +11,9 @@ from nlmcs.errors import UserInputError
 from nlmcs.games.civ.convert import convert_freeciv_ruleset
 from nlmcs.games.civ.freeciv_files import parse_secfile
 from nlmcs.games.civ.ruleset import RulesetError, load_ruleset
-from nlmcs.paths import REPO_ROOT
+from nlmcs.paths import shipped_dir
 
-CLASSIC = REPO_ROOT / "data" / "rulesets" / "classic.json"
+CLASSIC = shipped_dir() / "rulesets" / "classic.json"
 
 FREECIV_CLASSIC = Path("/usr/share/games/freeciv/classic")
 

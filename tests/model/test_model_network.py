@@ -22,7 +22,7 @@ def _random_weights(net, seed=0):
     net.weights_changed()
 
 
-@pytest.mark.parametrize("kind", ["latent", "relevance", "text"])
+@pytest.mark.parametrize("kind", ["nonlinear", "relevance-only", "text"])
 def test_hidden_layers_are_distributions(index, kind):
     net = ValueNetwork(ModelConfig(kind=kind, min_count=1), index)
     _random_weights(net)
@@ -34,7 +34,7 @@ def test_hidden_layers_are_distributions(index, kind):
         assert sc.p.shape == (6,)  # five settlers sentences + NULL
 
 
-@pytest.mark.parametrize("kind", ["latent", "relevance", "text"])
+@pytest.mark.parametrize("kind", ["nonlinear", "relevance-only", "text"])
 def test_expected_q_is_the_mean_of_sampled_q(index, kind):
     net = ValueNetwork(ModelConfig(kind=kind, min_count=1), index)
     _random_weights(net, seed=1)
@@ -52,7 +52,7 @@ def test_sampled_q_matches_w_dot_f(index):
     assert net.decision_q(dec.sig, dec.y, dec.z) == pytest.approx(dec.q)
 
 
-@pytest.mark.parametrize("kind", ["linear", "latent", "relevance", "text"])
+@pytest.mark.parametrize("kind", ["linear", "nonlinear", "relevance-only", "text"])
 def test_one_update_moves_q_towards_r(index, kind):
     net = ValueNetwork(ModelConfig(kind=kind, min_count=1, alpha=0.01), index)
     rng = np.random.default_rng(0)

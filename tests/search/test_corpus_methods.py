@@ -14,8 +14,9 @@ from nlmcs.errors import UserInputError
 from nlmcs.games.base import Action
 from nlmcs.games.runner import play_game
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.corpus_methods import CorpusUCTPlanner, FlatUCBPlanner
-from nlmcs.search.methods import make_planner
+from nlmcs.search.flat_ucb import FlatUCBPlanner
+from nlmcs.search.methods import CorpusOptions, make_planner
+from nlmcs.search.uct import UCTPlanner
 
 
 class _LogHook:
@@ -81,9 +82,9 @@ def test_flat_ucb_finds_the_scoring_action():
 def test_corpus_seeds_flat_ucb_arms_with_ten_visits(toy_corpus):
     game, corpus = toy_corpus
     planner = make_planner("flat-ucb-corpus", game=game, search_config=_config(), seed=0,
-                           corpus=corpus)
+                           corpus=CorpusOptions(corpus=corpus.directory))
     state = game.new_initial_state(3)
-    arms = planner._arms(state, "unit:0:0")
+    arms = planner.arms(state, "unit:0:0")
     seeded = [n for n in arms.values() if n.n > 0]
     assert seeded and all(n.n == 10 for n in seeded)  # prior_visits virtual visits
     assert all(0.0 <= n.mean <= 1.0 for n in seeded)
@@ -99,7 +100,7 @@ def test_uct_corpus_leaves_unseeded_children_empty(toy_corpus):
         calls.append(agent)
         return [0.9] + [math.nan] * (len(actions) - 1)
 
-    planner = CorpusUCTPlanner(game=game, config=_config(rollouts=5), seed=0, prior=prior)
+    planner = UCTPlanner(game=game, config=_config(rollouts=5), seed=0, prior=prior)
     state = game.new_initial_state(1)
     planner.choose(state, 0, np.random.default_rng(0))
     root = planner.roots["unit:0:0"]
@@ -107,20 +108,24 @@ def test_uct_corpus_leaves_unseeded_children_empty(toy_corpus):
     assert first.n >= 10 and first.total >= 9.0
     assert all(c.n < 10 for c in rest) and calls
     real = make_planner("uct-corpus", game=game, search_config=_config(rollouts=10), seed=0,
-                        corpus=corpus, utility="result")
+                        corpus=CorpusOptions(corpus="toy", utility="result"))
     move = real.choose(state, 0, np.random.default_rng(0))
     assert set(move) == set(state.agents(0))
 
 
 def test_typed_rollouts_take_corpus_type_weights(toy_corpus):
     game, corpus = toy_corpus
-    planner = make_planner("flat-ucb", game=game, search_config=_config(rollout="typed"),
-                           seed=0, corpus=corpus)
+    planner = make_planner("flat-ucb-corpus", game=game, search_config=_config(rollout="typed"),
+                           seed=0, corpus=CorpusOptions(corpus="toy"))
     weights = planner.random_policy.type_weights
     assert weights and abs(sum(weights.values()) - 1) < 1e-9
     assert set(weights) <= {"irrigate", "mine", "wait", "move", "research"}
+    plain = make_planner("flat-ucb", game=game, search_config=_config(rollout="typed"), seed=0,
+                         corpus=CorpusOptions(corpus="toy"))
+    assert plain.random_policy.type_weights is None  # only the corpus methods read the corpus
     nb = make_planner("uct-corpus", game=game, search_config=_config(rollouts=5), seed=0,
-                      corpus=corpus, rollout_policy="naive-bayes", prior="naive-bayes")
+                      corpus=CorpusOptions(corpus="toy", rollout_policy="naive-bayes",
+                                           prior="naive-bayes"))
     move = nb.choose(game.new_initial_state(2), 0, np.random.default_rng(0))
     assert len(move) == 3
 
@@ -129,4 +134,5 @@ def test_corpus_of_another_feature_list_is_refused(toy_corpus, monkeypatch):
     game, corpus = toy_corpus
     monkeypatch.setattr(game, "state_feature_names", lambda: ["score", "turn", "gold"])
     with pytest.raises(UserInputError, match="other state features"):
-        make_planner("uct-corpus", game=game, search_config=_config(), seed=0, corpus=corpus)
+        make_planner("uct-corpus", game=game, search_config=_config(), seed=0,
+                     corpus=CorpusOptions(corpus="toy"))

@@ -1,36 +1,22 @@
 """Numbers about a state: the FreeCiv-style score, reward totals and the state vector.
 
-The state vector is a fixed, named list of float features seen from one player's side (own and
-enemy unit counts by type, cities, citizens, yields, techs, terrain under own units, improvements
+The state vector is a list of named float features seen from one player's side (own and enemy
+unit counts by type, cities, citizens, yields, techs, terrain under own units, improvements
 worked, ...). The corpus miner compares these vectors with cosine similarity (Dobre & Lascarides
-2015), so the order is frozen in `feature_names` and stored with every recorded game.
+2015), so their order is stored with every recorded game. Each feature is a `(name, extractor)`
+pair in one list (`extractors`), so names and values cannot drift apart; the extractors read a
+`Summary` gathered in one pass over the state.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 import numpy as np
 
+from nlmcs.games.civ.objects import City
 from nlmcs.games.civ.tables import BUSY, FORTIFIED, FORTIFYING, IRRIGATION, MINE, ROAD, Tables
-
-
-def feature_names(T: Tables) -> list[str]:
-    names = ["turn_fraction"]
-    for u in T.unit_names:
-        key = u.replace(" ", "_")
-        names += [f"own_{key}", f"enemy_{key}"]
-    names += ["own_cities", "enemy_cities", "own_citizens", "enemy_citizens",
-              "own_food", "own_shields", "own_trade", "enemy_food", "enemy_shields", "enemy_trade",
-              "own_techs", "enemy_techs", "own_gold", "enemy_gold", "own_bulbs",
-              "own_score", "enemy_score"]
-    names += [f"own_units_on_{t}" for t in T.terrain_names]
-    names += ["own_units_on_river", "own_units_in_cities", "own_units_fortified",
-              "own_units_veteran", "own_units_wounded", "own_units_working",
-              "own_units_near_enemy", "worked_irrigation", "worked_mine", "worked_road",
-              "worked_special", "worked_river", "worked_ocean", "own_barracks", "own_granary",
-              "own_walls", "enemy_walls", "own_unhappy", "own_growing_cities",
-              "own_starving_cities", "own_building_units", "own_building_improvements",
-              "enemy_units_near_own_cities", "nearest_enemy_city_distance"]
-    return names
 
 
 def score(s, player: int) -> float:
@@ -56,28 +42,52 @@ def stats(s, player: int) -> dict[str, float]:
     }
 
 
-def state_vector(s, player: int) -> np.ndarray:
-    T = s.tables
-    m = s.map
-    nu = T.n_units
-    nt = len(T.terrain_names)
-    own_u = [0] * nu
-    enemy_u = [0] * nu
-    on_terrain = [0] * nt
-    river = in_city = fortified = veteran = wounded = working = near_enemy = 0
-    rules = T.ruleset.units
+@dataclass
+class Summary:
+    """What one pass over the state gathers for `player` (the extractors' input)."""
+
+    s: object  # the CivState
+    player: int
+    own_units: list[int]  # per unit kind
+    enemy_units: list[int]
+    on_terrain: list[int]  # own units per terrain
+    unit_flags: dict[str, int]  # own units on a river, in cities, fortified, ...
+    own: list[City]
+    enemy: list[City]
+    worked: dict[str, int]  # worked tiles with irrigation, mine, road, special, river, ocean
+    threat: int  # enemy units within 3 tiles of own cities (counted per city)
+    nearest: float  # nearest own unit to an enemy city, as a fraction of the map size
+
+    @property
+    def pl(self):
+        return self.s.players[self.player]
+
+    def others(self) -> list[int]:
+        return [p for p in range(len(self.s.players)) if p != self.player]
+
+
+UNIT_FLAGS = ("river", "in_cities", "fortified", "veteran", "wounded", "working", "near_enemy")
+WORKED = ("irrigation", "mine", "road", "special", "river", "ocean")
+
+
+def summarize(s, player: int) -> Summary:
+    T, m = s.tables, s.map
+    own_u, enemy_u = [0] * T.n_units, [0] * T.n_units
+    on_terrain = [0] * len(T.terrain_names)
+    flags = dict.fromkeys(UNIT_FLAGS, 0)
+    hp = [u.hp for u in T.ruleset.units]
     w = m.width
     enemy_tiles = []
     for u in s.units.values():
         if u.owner == player:
             own_u[u.kind] += 1
             on_terrain[m.terr[u.tile]] += 1
-            river += m.riv[u.tile]
-            in_city += u.tile in s.city_at
-            fortified += u.activity in (FORTIFYING, FORTIFIED)  # a fortify order counts at once
-            veteran += u.vet > 0
-            wounded += u.hp < rules[u.kind].hp
-            working += u.activity in BUSY
+            flags["river"] += m.riv[u.tile]
+            flags["in_cities"] += u.tile in s.city_at
+            flags["fortified"] += u.activity in (FORTIFYING, FORTIFIED)  # an order counts at once
+            flags["veteran"] += u.vet > 0
+            flags["wounded"] += u.hp < hp[u.kind]
+            flags["working"] += u.activity in BUSY
         else:
             enemy_u[u.kind] += 1
             enemy_tiles.append(u.tile)
@@ -85,19 +95,19 @@ def state_vector(s, player: int) -> np.ndarray:
     if enemy_set:
         for u in s.units.values():
             if u.owner == player and any(nb in enemy_set for nb in m.neighbors[u.tile]):
-                near_enemy += 1
+                flags["near_enemy"] += 1
     own = [c for c in s.cities.values() if c.owner == player]
     enemy = [c for c in s.cities.values() if c.owner != player]
-    worked = [0] * 6
+    worked = dict.fromkeys(WORKED, 0)
     for c in own:
         for t in c.worked[1:]:
             imp = s.improvements[t]
-            worked[0] += bool(imp & IRRIGATION)
-            worked[1] += bool(imp & MINE)
-            worked[2] += bool(imp & ROAD)
-            worked[3] += m.res[t] >= 0
-            worked[4] += m.riv[t]
-            worked[5] += m.ocean[t]
+            worked["irrigation"] += bool(imp & IRRIGATION)
+            worked["mine"] += bool(imp & MINE)
+            worked["road"] += bool(imp & ROAD)
+            worked["special"] += m.res[t] >= 0
+            worked["river"] += m.riv[t]
+            worked["ocean"] += m.ocean[t]
     threat = 0
     for c in own:
         cx, cy = c.tile % w, c.tile // w
@@ -108,28 +118,71 @@ def state_vector(s, player: int) -> np.ndarray:
         if own_tiles:
             nearest = min(max(abs(a % w - c.tile % w), abs(a // w - c.tile // w))
                           for a in own_tiles for c in enemy) / max(w, m.height)
-    pl = s.players[player]
-    others = [p for p in range(len(s.players)) if p != player]
-    enemy_score = max((score(s, p) for p in others), default=0.0)
-    enemy_techs = max((s.players[p].techs.bit_count() for p in others), default=0)
-    enemy_gold = max((s.players[p].gold for p in others), default=0)
+    return Summary(s, player, own_u, enemy_u, on_terrain, flags, own, enemy, worked, threat,
+                   nearest)
 
-    def bsum(cities, bit):
-        return sum(c.buildings >> bit & 1 for c in cities)
 
-    vec = [s.turn / max(1, s.max_turns)]
-    for k in range(nu):
-        vec += [own_u[k], enemy_u[k]]
-    vec += [len(own), len(enemy), sum(c.size for c in own), sum(c.size for c in enemy),
-            sum(c.surplus_food for c in own), sum(c.surplus_shield for c in own),
-            sum(c.trade for c in own), sum(c.surplus_food for c in enemy),
-            sum(c.surplus_shield for c in enemy), sum(c.trade for c in enemy),
-            pl.techs.bit_count(), enemy_techs, pl.gold, enemy_gold, pl.bulbs,
-            score(s, player), enemy_score]
-    vec += on_terrain
-    vec += [river, in_city, fortified, veteran, wounded, working, near_enemy, *worked,
-            bsum(own, T.barracks), bsum(own, T.granary), bsum(own, T.walls), bsum(enemy, T.walls),
-            sum(c.unhappy for c in own), sum(1 for c in own if c.surplus_food > 0),
-            sum(1 for c in own if c.surplus_food < 0), sum(1 for c in own if c.build < nu),
-            sum(1 for c in own if c.build >= nu), threat, nearest]
-    return np.asarray(vec, dtype=np.float32)
+Extractor = Callable[[Summary], float]
+
+
+def _bsum(cities: list[City], bit: int) -> int:
+    return sum(c.buildings >> bit & 1 for c in cities)
+
+
+def extractors(T: Tables) -> list[tuple[str, Extractor]]:
+    """Every state feature as (name, extractor), in the stored order."""
+    out: list[tuple[str, Extractor]] = [
+        ("turn_fraction", lambda x: x.s.turn / max(1, x.s.max_turns))]
+    for k, u in enumerate(T.unit_names):
+        key = u.replace(" ", "_")
+        out += [(f"own_{key}", lambda x, k=k: x.own_units[k]),
+                (f"enemy_{key}", lambda x, k=k: x.enemy_units[k])]
+    out += [
+        ("own_cities", lambda x: len(x.own)),
+        ("enemy_cities", lambda x: len(x.enemy)),
+        ("own_citizens", lambda x: sum(c.size for c in x.own)),
+        ("enemy_citizens", lambda x: sum(c.size for c in x.enemy)),
+        ("own_food", lambda x: sum(c.surplus_food for c in x.own)),
+        ("own_shields", lambda x: sum(c.surplus_shield for c in x.own)),
+        ("own_trade", lambda x: sum(c.trade for c in x.own)),
+        ("enemy_food", lambda x: sum(c.surplus_food for c in x.enemy)),
+        ("enemy_shields", lambda x: sum(c.surplus_shield for c in x.enemy)),
+        ("enemy_trade", lambda x: sum(c.trade for c in x.enemy)),
+        ("own_techs", lambda x: x.pl.techs.bit_count()),
+        ("enemy_techs", lambda x: max((x.s.players[p].techs.bit_count() for p in x.others()),
+                                      default=0)),
+        ("own_gold", lambda x: x.pl.gold),
+        ("enemy_gold", lambda x: max((x.s.players[p].gold for p in x.others()), default=0)),
+        ("own_bulbs", lambda x: x.pl.bulbs),
+        ("own_score", lambda x: score(x.s, x.player)),
+        ("enemy_score", lambda x: max((score(x.s, p) for p in x.others()), default=0.0)),
+    ]  # fmt: skip
+    out += [(f"own_units_on_{t}", lambda x, i=i: x.on_terrain[i])
+            for i, t in enumerate(T.terrain_names)]
+    out += [(f"own_units_{'on_' if f == 'river' else ''}{f}", lambda x, f=f: x.unit_flags[f])
+            for f in UNIT_FLAGS]
+    out += [(f"worked_{f}", lambda x, f=f: x.worked[f]) for f in WORKED]
+    out += [
+        ("own_barracks", lambda x: _bsum(x.own, T.barracks)),
+        ("own_granary", lambda x: _bsum(x.own, T.granary)),
+        ("own_walls", lambda x: _bsum(x.own, T.walls)),
+        ("enemy_walls", lambda x: _bsum(x.enemy, T.walls)),
+        ("own_unhappy", lambda x: sum(c.unhappy for c in x.own)),
+        ("own_growing_cities", lambda x: sum(1 for c in x.own if c.surplus_food > 0)),
+        ("own_starving_cities", lambda x: sum(1 for c in x.own if c.surplus_food < 0)),
+        ("own_building_units", lambda x: sum(1 for c in x.own if c.build < T.n_units)),
+        ("own_building_improvements", lambda x: sum(1 for c in x.own if c.build >= T.n_units)),
+        ("enemy_units_near_own_cities", lambda x: x.threat),
+        ("nearest_enemy_city_distance", lambda x: x.nearest),
+    ]  # fmt: skip
+    return out
+
+
+def feature_names(T: Tables) -> list[str]:
+    return [name for name, _ in extractors(T)]
+
+
+def state_vector(s, player: int, features: list[tuple[str, Extractor]]) -> np.ndarray:
+    """The features of `player`'s side of `s`, as float32 in the order of `features`."""
+    x = summarize(s, player)
+    return np.fromiter((f(x) for _, f in features), dtype=np.float32, count=len(features))

@@ -79,7 +79,17 @@ class CivGame(Game):
         self._maps: dict[int, tuple[MapData, list[int]]] = {}
         # Legal build/research options by (techs, buildings) bitmasks; see legal._build_options.
         self.options_cache: dict = {}
-        self._feature_names = features.feature_names(self.tables)
+        self.state_features = features.extractors(self.tables)  # (name, extractor) in order
+
+    def __getstate__(self) -> dict:
+        # The feature extractors are closures over the tables: rebuilt, not pickled.
+        state = self.__dict__.copy()
+        del state["state_features"]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.state_features = features.extractors(self.tables)
 
     # --- states ------------------------------------------------------------------------------
     def map_for_seed(self, seed: int) -> tuple[MapData, list[int]]:
@@ -108,7 +118,7 @@ class CivGame(Game):
         return serialize.state_from_json(self, data)
 
     def state_feature_names(self) -> list[str]:
-        return list(self._feature_names)
+        return [name for name, _ in self.state_features]
 
     # --- players -----------------------------------------------------------------------------
     def policy(self, spec: str) -> Policy:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
-from nlmcs.paths import REPO_ROOT, rulesets_dir
+from nlmcs.paths import rulesets_dir, shipped_dir
 
 FORMAT = "nlmcs-ruleset/1"
 TERRAIN_NAMES = (
@@ -163,12 +163,12 @@ REQUIRED_BUILDINGS = ("barracks", "granary", "city walls")
 
 
 def resolve_ruleset_path(name_or_path: str | Path) -> Path:
-    """A ruleset name ("classic") is looked up in the data root's `rulesets/` (NLMCS_DATA), then
-    among the rulesets shipped in the repository; anything else is a path."""
+    """A ruleset name ("classic") is looked up among the user's rulesets (`nlmcs.paths.
+    rulesets_dir`), then among the shipped ones; anything else is a path."""
     text = str(name_or_path)
     if "/" not in text and not text.endswith(".json"):
         path = rulesets_dir() / f"{text}.json"
-        shipped = REPO_ROOT / "data" / "rulesets" / f"{text}.json"
+        shipped = shipped_dir() / "rulesets" / f"{text}.json"
         return path if path.is_file() or not shipped.is_file() else shipped
     return Path(text)
 

@@ -110,7 +110,7 @@ class CivState(State):
         return labels.action_labels(self, agent, action)
 
     def state_vector(self, player: int) -> np.ndarray:
-        return features.state_vector(self, player)
+        return features.state_vector(self, player, self.game.state_features)
 
     def to_json(self) -> dict:
         return serialize.state_to_json(self)

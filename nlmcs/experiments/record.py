@@ -1,4 +1,4 @@
-"""Generate a corpus by self-play: games in parallel processes, one log file per game.
+"""Record games for a corpus: games in parallel processes, one log file per game.
 
 Each game is played by `nlmcs.games.runner.play_game` with a `CorpusRecorder` hook writing the
 nlmcs-corpus/1 log. A game's file appears only once the game is complete (the recorder writes
@@ -8,13 +8,13 @@ atomically), so an interrupted run resumes by skipping the seeds whose log alrea
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
+from nlmcs.search.workers import pin_threads
 
 log = logging.getLogger(__name__)
 
@@ -62,34 +62,20 @@ def make_civ(config: RecordConfig):
     return CivGame(CivConfig.preset(config.preset, **overrides))
 
 
-class _PlannerPolicy:
-    """A search planner seen as a `Policy` (the runner asks policies for joint actions)."""
-
-    kind = "search"
-
-    def __init__(self, planner, name: str) -> None:
-        self.planner = planner
-        self.name = name
-
-    def joint_action(self, state, player, rng):
-        return self.planner.choose(state, player, rng)
-
-
 def _policy(game, spec: str, config: RecordConfig, seed: int):
     if spec.split(":", 1)[0] != "search":
         return game.policy(spec)
     from nlmcs.search.config import SearchConfig
     from nlmcs.search.methods import make_planner
+    from nlmcs.search.planner import PlannerPolicy
 
     planner = make_planner(config.method, game=game, search_config=SearchConfig(
         rollouts=config.rollouts), seed=seed)
-    return _PlannerPolicy(planner, f"search:{config.method}")
+    return PlannerPolicy(planner, f"search:{config.method}")
 
 
 def _play_one(config: RecordConfig, seed: int, path: str) -> str:
     """Worker: play one game and write its log; returns the path."""
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from nlmcs.games.record import CorpusRecorder
     from nlmcs.games.runner import play_game
 
@@ -97,16 +83,6 @@ def _play_one(config: RecordConfig, seed: int, path: str) -> str:
     policies = {p: _policy(game, spec, config, seed) for p, spec in enumerate(config.players)}
     play_game(game, policies, seed=seed, hooks=[CorpusRecorder(Path(path))])
     return path
-
-
-def _init_worker() -> None:
-    os.environ["OMP_NUM_THREADS"] = "1"
-    os.environ["OPENBLAS_NUM_THREADS"] = "1"
-    try:
-        import torch
-    except ImportError:
-        return
-    torch.set_num_threads(1)
 
 
 def record_games(*, out_dir: Path, config: RecordConfig,
@@ -129,7 +105,7 @@ def record_games(*, out_dir: Path, config: RecordConfig,
             if progress:
                 progress(done, len(seeds))
     else:
-        with ProcessPoolExecutor(max_workers=config.workers, initializer=_init_worker) as pool:
+        with ProcessPoolExecutor(max_workers=config.workers, initializer=pin_threads) as pool:
             futures = [pool.submit(_play_one, config, s, str(paths[s])) for s in todo]
             for future in as_completed(futures):
                 future.result()

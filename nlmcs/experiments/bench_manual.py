@@ -20,9 +20,8 @@ from manual_pipeline.ingest import ingest
 from manual_pipeline.parse import ParseConfig, load_model
 from manual_pipeline.readers import detect_format, read_blocks
 from manual_pipeline.textio import inspect_file
-from nlmcs import paths
+from nlmcs.paths import shipped_file
 
-SHIPPED_MANUAL = paths.REPO_ROOT / "data" / "manuals" / "civ-guide.md"
 _SENTENCE_END = re.compile(r"[.!?](?:\s|$)")
 
 
@@ -89,7 +88,7 @@ def bench_manual(
     *, source: Path | None = None, sentences: int = 2000, config: ParseConfig | None = None
 ) -> BenchResult:
     """Time model load and a forced ingest of a ~`sentences`-sentence manual in a scratch dir."""
-    source = Path(source) if source is not None else SHIPPED_MANUAL
+    source = Path(source) if source is not None else shipped_file("manuals", "civ-guide.md")
     if not source.is_file():
         raise ManualError(f"{source}: no such file to build the benchmark manual from")
     text = build_bench_text(source, sentences=sentences)

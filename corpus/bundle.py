@@ -1,0 +1,76 @@
+"""A loaded corpus with its similarity indexes and naive-Bayes model, shared by a process.
+
+Building an index or fitting the naive-Bayes model takes seconds, so a process keeps one bundle
+per stored corpus and version (the mtime of its meta.json) and builds each part on first use;
+many games in one worker then share them.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from corpus.live import corpus_similarity
+from corpus.similarity import CorpusSimilarity, SimilarityConfig
+from corpus.store import StoredCorpus, corpus_dir, load_corpus
+from nlmcs.errors import UserInputError
+
+if TYPE_CHECKING:
+    from corpus.naive_bayes import NaiveBayesActionModel
+
+DEFAULT_CORPUS = "civ-builtin"
+
+
+class CorpusBundle:
+    def __init__(self, corpus: StoredCorpus) -> None:
+        self.corpus = corpus
+        self._similarity: dict[SimilarityConfig, CorpusSimilarity] = {}
+        self._naive_bayes: NaiveBayesActionModel | None = None
+
+    def similarity(self, config: SimilarityConfig) -> CorpusSimilarity:
+        if config not in self._similarity:
+            sim = corpus_similarity(self.corpus, config)
+            sim.build()
+            self._similarity[config] = sim
+        return self._similarity[config]
+
+    def naive_bayes(self) -> NaiveBayesActionModel:
+        if self._naive_bayes is None:
+            from corpus.naive_bayes import NaiveBayesActionModel, NaiveBayesConfig
+
+            table = self.corpus.decisions
+            applied = table["applied"].to_numpy()
+            self._naive_bayes = NaiveBayesActionModel(NaiveBayesConfig()).fit(
+                self.corpus.states[applied], table["agent_label"].to_numpy()[applied],
+                table["action_key"].to_numpy()[applied])
+        return self._naive_bayes
+
+
+@lru_cache(maxsize=4)
+def _bundle_at(directory: str, stamp: float) -> CorpusBundle:
+    return CorpusBundle(load_corpus(directory))
+
+
+def corpus_bundle(corpus: str | Path | StoredCorpus | None) -> CorpusBundle:
+    """Bundle for a name, a directory or a `StoredCorpus` (None: `DEFAULT_CORPUS`); a stored
+    one is loaded once per process and version."""
+    if isinstance(corpus, StoredCorpus):
+        return CorpusBundle(corpus)
+    directory = corpus_dir(corpus or DEFAULT_CORPUS)
+    meta = directory / "meta.json"
+    if not meta.exists():
+        raise UserInputError(f"no corpus at {directory}; record one first, e.g. `nlmcs corpus "
+                             f"record --games 200 --name {directory.name}`")
+    return _bundle_at(str(directory.resolve()), os.stat(meta).st_mtime)
+
+
+def check_compatible(corpus: StoredCorpus, game) -> None:
+    """The corpus's vectors must mean what the live game's do: same game, same feature list."""
+    if corpus.meta["game"] != game.name:
+        raise UserInputError(f"corpus {corpus.name} holds {corpus.meta['game']!r} games, not "
+                             f"{game.name!r}")
+    if corpus.feature_names != list(game.state_feature_names()):
+        raise UserInputError(f"corpus {corpus.name} was recorded with other state features than "
+                             "this game has; record it again with this version of the game")

@@ -1,0 +1,68 @@
+"""Manuals that ship with the project, parsed and stored the first time they are asked for.
+
+A shipped manual (a file in the shipped data's `manuals/` folder, named by its stem: today the
+project's guide, `civ-guide`) and its random-text twin (`civ-guide-random`, seed 0) are built on
+first use with a one-line notice, so a fresh installation plays `text` and `random-text` without
+manual steps. A lock file beside the store keeps two processes from building one manual at once.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from manual_pipeline.shuffle import RANDOM_SUFFIX
+from manual_pipeline.store import StoredManual, load_manual, manual_dir
+from nlmcs.paths import shipped_dir
+
+notice = logging.getLogger("nlmcs.notice")
+
+TWIN_SEED = 0
+"""Seed of the random-text twin built on first use (`nlmcs manual shuffle --seed` for another)."""
+
+
+def shipped_manuals() -> dict[str, Path]:
+    """Shipped manual files by name."""
+    folder = shipped_dir() / "manuals"
+    if not folder.is_dir():
+        return {}
+    return {p.stem: p for p in sorted(folder.iterdir()) if p.is_file()}
+
+
+def load_or_build(name_or_dir: str | Path, *, root: Path | None = None) -> StoredManual:
+    """`load_manual`, except that a shipped manual (or the twin of a stored or shipped one)
+    that is not stored yet is built first."""
+    text = str(name_or_dir)
+    if isinstance(name_or_dir, str) and "/" not in text:
+        _build_if_missing(text, root)
+    return load_manual(name_or_dir, root=root)
+
+
+def _build_if_missing(name: str, root: Path | None) -> None:
+    from filelock import FileLock
+
+    target = manual_dir(name, root=root)
+    if target.exists():
+        return
+    shipped = shipped_manuals()
+    base = name.removesuffix(RANDOM_SUFFIX) if name.endswith(RANDOM_SUFFIX) else None
+    buildable = name in shipped or (
+        base is not None and (base in shipped or manual_dir(base, root=root).exists()))
+    if not buildable:
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target.parent / f".{name}.lock")):
+        if target.exists():  # another process built it while we waited
+            return
+        if name in shipped:
+            from manual_pipeline.ingest import ingest
+
+            notice.info("parsing the shipped manual %s into %s (first use)", name, target)
+            ingest(shipped[name], name=name, root=root)
+        else:
+            from manual_pipeline.shuffle import make_random_twin
+
+            _build_if_missing(base, root)
+            notice.info("writing %s, the random-text twin of %s (seed %d, first use)", name,
+                        base, TWIN_SEED)
+            make_random_twin(base, seed=TWIN_SEED, root=root)

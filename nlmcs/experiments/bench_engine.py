@@ -1,0 +1,71 @@
+"""Simulated turns per second of the civ engine, the way the search uses it.
+
+From a mid-game position (built-in AIs play `midgame_turns` turns from the seed), random
+roll-outs of `depth` turns for every agent, then the same with the built-in AI moving the
+opponent (as inside the search's roll-outs). Library side of `nlmcs bench engine`.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+
+import numpy as np
+
+from nlmcs.games.civ import CivGame
+from nlmcs.games.runner import play_game
+
+
+def midgame_state(game: CivGame, *, seed: int = 0, turns: int = 50):
+    """The position the benchmark starts from: built-in AIs play `turns` turns from `seed`."""
+    pols = {p: game.policy("builtin:normal") for p in range(game.num_players)}
+    state = game.new_initial_state(seed)
+    play_game(game, pols, seed=seed, max_turns=turns, state=state)
+    return state
+
+
+def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: int = 0,
+                 midgame_turns: int = 50) -> dict[str, float]:
+    """Random roll-outs of `depth` turns from a mid-game position; returns the figures."""
+    root = midgame_state(game, seed=seed, turns=midgame_turns)
+    root.max_turns = root.turn + depth + 1  # roll-outs are never cut short by the turn limit
+    policy = game.policy("random")
+    rng = np.random.default_rng(seed)
+    n = game.num_players
+    t0 = time.perf_counter()
+    for _ in range(1000):
+        root.clone()
+    clone_us = (time.perf_counter() - t0) / 1000 * 1e6
+
+    def run(pols, count):
+        turns = decisions = 0
+        t0 = time.perf_counter()
+        for _ in range(count):
+            s = root.clone()
+            for _ in range(depth):
+                if s.is_terminal():
+                    break
+                joint = {p: pols[p].joint_action(s, p, rng) for p in range(n)}
+                decisions += sum(len(j) for j in joint.values())
+                s.apply_joint_actions(joint, rng)
+                turns += 1
+        return turns, decisions, time.perf_counter() - t0
+
+    turns, decisions, elapsed = run([policy] * n, rollouts)
+    # The same roll-outs with the built-in AI moving every other player (opponent modelling).
+    ai_pols = [policy] + [game.policy("builtin:normal")] * (n - 1)
+    ai_turns, _, ai_elapsed = run(ai_pols, max(1, rollouts // 4))
+    return {
+        "map_tiles": game.config.width * game.config.height,
+        "start_turn": root.turn,
+        "start_units": len(root.units),
+        "start_cities": len(root.cities),
+        "rollouts": rollouts,
+        "depth": depth,
+        "simulated_turns": turns,
+        "turns_per_second": turns / elapsed,
+        "agent_decisions_per_second": decisions / elapsed,
+        "turns_per_second_vs_builtin_ai": ai_turns / ai_elapsed,
+        "clone_microseconds": clone_us,
+        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }

@@ -1,0 +1,82 @@
+"""Seconds per real step of each search method at each roll-out budget and worker count.
+
+Library side of `nlmcs bench search`.
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from nlmcs.games.base import Game
+from nlmcs.model.config import ModelConfig
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.methods import CorpusOptions, make_planner
+
+
+@dataclass
+class BenchRow:
+    method: str
+    rollouts: int
+    workers: int
+    seconds: float
+    cpu_seconds: float
+    peak_mb: float
+
+
+def bench_search(
+    *,
+    game: Game,
+    methods: Sequence[str],
+    rollouts: Sequence[int],
+    workers: Sequence[int],
+    depth: int = 20,
+    seed: int = 0,
+    manual=None,
+    corpus: CorpusOptions | None = None,
+    opponent: str = "builtin",
+    model_config: ModelConfig | None = None,
+    on_row: Callable[[BenchRow], None] | None = None,
+) -> list[BenchRow]:
+    """Seconds for one real step from the seed's start position, per method, budget, workers.
+
+    Planner start-up (worker processes, manual index) is not timed; CPU seconds add this
+    process and its workers (start-up included for workers), which tells the cost apart from
+    waiting on a busy machine; peak memory is the largest resident size of this process or of
+    any worker so far (ru_maxrss).
+    """
+    state = game.new_initial_state(seed)
+    rows = []
+    for method in methods:
+        for n in rollouts:
+            for w in workers:
+                cfg = SearchConfig(rollouts=n, depth=depth, workers=w, opponent=opponent)
+                planner = make_planner(method, game=game, manual=manual, corpus=corpus,
+                                       search_config=cfg, model_config=model_config, seed=seed)
+                kids0 = _children_cpu()
+                try:
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    planner.choose(state.clone(), 0, np.random.default_rng(seed))
+                    seconds = time.perf_counter() - t0
+                    cpu = time.process_time() - c0
+                finally:
+                    planner.close()
+                cpu += _children_cpu() - kids0  # workers count once they have exited
+                peak = max(
+                    resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                    resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+                )
+                row = BenchRow(method, n, w, seconds, cpu, peak / 1024.0)
+                rows.append(row)
+                if on_row is not None:
+                    on_row(row)
+    return rows
+
+
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime

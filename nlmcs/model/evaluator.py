@@ -1,0 +1,91 @@
+"""The value network as the search loop's evaluator (`nlmcs.search.evaluator.Evaluator`).
+
+Q of every candidate comes from `ValueNetwork` through its label-word `Signature`; a datapoint is
+a `Decision` (signature + sampled hidden units), learned from with `nlmcs.model.learner.update`.
+`explain` gives the decision log its text side: candidate sentences with probabilities, the
+sampled sentence and its word labels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nlmcs.games.base import Action, AgentId, State
+from nlmcs.model.features import LABELS, Signature, signature
+from nlmcs.model.learner import update
+from nlmcs.model.network import Decision, ValueNetwork
+
+
+class NetworkEvaluator:
+    """Q from a `ValueNetwork`; datapoints are `Decision`s (signature + sampled hidden units)."""
+
+    def __init__(self, net: ValueNetwork):
+        self.net = net
+
+    def reset(self) -> None:
+        self.net.reset()
+
+    def refresh(self) -> None:
+        self.net.refresh_stale()
+
+    def q_values(self, state, candidates, *, sampled, rng, stale=False):
+        sigs: list[Signature] = []
+        sizes = []
+        for agent, actions in candidates:
+            sizes.append(len(actions))
+            # The agent's and state's words are the same for all its actions: read them once.
+            who = tuple(state.agent_labels(agent))
+            where = tuple(state.state_labels(agent))
+            sigs.extend(
+                Signature(who, tuple(state.action_labels(agent, a)), state.action_type(a), where)
+                for a in actions
+            )
+        if sampled and self.net.config.hidden == "sample":
+            decisions = [self.net.sample(s, rng) for s in sigs]
+            flat = np.array([d.q for d in decisions])
+        else:
+            decisions = [None] * len(sigs) if sampled else None
+            flat = self.net.expected_q(sigs, stale=stale)
+        bounds = np.cumsum([0, *sizes])
+        qs = [flat[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
+        if decisions is None:
+            return qs, None
+        return qs, [decisions[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
+
+    def datapoint(self, state, agent, action, rng) -> Decision:
+        return self.net.sample(signature(state, agent, action), rng)
+
+    def update(self, datapoints, reward) -> None:
+        update(self.net, [d for d in datapoints if d is not None], reward)
+
+    def explain(self, state: State, agent: AgentId, action: Action, rng, *, top: int = 20) -> dict:
+        """The text side of one decision: candidate sentences, the sampled one, word labels."""
+        net = self.net
+        sig = signature(state, agent, action)
+        out: dict = {"agent_labels": list(sig.agent), "action_labels": list(sig.action),
+                     "state_labels": list(sig.state)}  # fmt: skip
+        if net.config.kind == "linear":
+            return out
+        ids, p = net.relevance(sig)
+        order = np.argsort(-p, kind="stable")[:top]
+        out["num_candidates"] = int(len(p))
+        dec = net.sample(sig, rng)
+        if net.text:
+            texts = net.index.texts
+            out["sentences"] = [
+                {"id": int(ids[i]), "p": round(float(p[i]), 6),
+                 "text": texts[ids[i]] if ids[i] >= 0 else None}  # fmt: skip
+                for i in order
+            ]
+            chosen = int(ids[dec.y])
+            out["sampled_sentence"] = chosen
+            out["sampled_text"] = texts[chosen] if chosen >= 0 else None
+            if dec.z:
+                uw = net.features(sig).unit
+                lo, _ = uw.span(dec.y)
+                words = [net.index.stems[uw.words[lo + k]] for k in range(len(dec.z))]
+                out["word_labels"] = [[w, LABELS[z]] for w, z in zip(words, dec.z, strict=True)]
+        else:
+            out["latent"] = [{"state": int(i), "p": round(float(p[i]), 6)} for i in order]
+            out["sampled_latent"] = int(dec.y)
+        return out

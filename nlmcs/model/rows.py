@@ -1,0 +1,289 @@
+"""The feature rows of every model kind, laid out once and read by both scoring and learning.
+
+For one candidate `Signature` the network has, per hidden unit y (a candidate sentence, NULL, or
+a latent state), a row of relevance features phi (weights u), for each word of a sentence three
+label rows of psi (weights v, one per label), and for a drawn (y, z) the active output features f
+(weights w). Everything here is weight-free, so it is built once per signature and kept for the
+whole search; `nlmcs.model.network` reads the same arrays to score (with partial sums cached per
+shared part) and `nlmcs.model.learner` reads them, through `relevance_rows`, `label_rows` and
+`output_rows`, to update.
+
+Sharing: the sentences and words of an agent word (`UnitWords`) and the slots of one feature
+family over them (`Part`: an action type, a unit-action pair, or one state label) are shared by
+all signatures that have them, which keeps memory and the network's caches small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from nlmcs.model.config import ModelConfig
+from nlmcs.model.features import (
+    ROOT,
+    ManualIndex,
+    Signature,
+    T,
+    game_ids,
+    mix,
+    sid,
+    slots,
+    stem_ids,
+)
+
+
+@dataclass
+class UnitWords:
+    """Weight-free slots of the candidate sentences of one agent word (C sentences, Wc words)."""
+
+    sentences: np.ndarray  # (C,) sentence ids
+    words: np.ndarray  # (Wc,) global word index
+    rows: np.ndarray  # (Wc,) candidate row of each word
+    parent: np.ndarray  # (Wc,) local index of the parent word, -1 under the root
+    levels: list[np.ndarray]  # local word indices by depth, parents first
+    phi_word: np.ndarray  # (Wc, 2) u slots: bag of words, word x unit
+    psi_static: np.ndarray  # (Wc, 3, 7) v slots
+    in_unit: np.ndarray  # (Wc,) the word is one of the agent's words
+
+    def span(self, y: int) -> tuple[int, int]:
+        """First and one-past-last word of candidate row `y`."""
+        lo = int(np.searchsorted(self.rows, y, side="left"))
+        hi = int(np.searchsorted(self.rows, y, side="right"))
+        return lo, hi
+
+
+@dataclass
+class Part:
+    """Weight-free slots of one feature family (an action type, a unit-action, or one state
+    label) over the words of one agent word's candidate sentences."""
+
+    phi: np.ndarray | None  # (Wc,) u slots (word x action type), or None
+    lang: np.ndarray  # (Wc,) w slots of the language feature
+    pred: np.ndarray  # (Wc, 2) w slots of the predicate feature, labels action / state
+    mask: np.ndarray  # (Wc,) the word is one of the part's label words
+    overlap: np.ndarray | None  # (C,) agent + action label words per sentence (unit-action part)
+
+
+@dataclass
+class SigFeatures:
+    """Weight-free features of one signature (mostly references to shared parts)."""
+
+    game: np.ndarray  # (G,) w slots
+    unit: UnitWords | None = None
+    parts: list[Part] | None = None  # [action type, unit-action, *state labels]
+    keys: list[tuple] | None = None  # cache keys of `parts`
+    flags: np.ndarray | None = None  # (Wc, 3) word is a state / unit / action word
+    flag_key: tuple | None = None  # identifies `flags` for the label-layer cache
+    latent_phi: np.ndarray | None = None  # (K, k) u slots of the latent states
+    latent_f: np.ndarray | None = None  # (K, k) w slots under each latent state
+
+    @property
+    def match(self) -> np.ndarray:
+        """(Wc, 2): the word matches the action's words (label action) / a state word (state)."""
+        return self.flags[:, [2, 0]].astype(float)
+
+    def lang(self, lo: int, hi: int) -> np.ndarray:
+        return np.stack([p.lang[lo:hi] for p in self.parts], axis=1)
+
+    def pred(self, lo: int, hi: int) -> np.ndarray:
+        return np.stack([p.pred[lo:hi] for p in self.parts], axis=2)
+
+
+Sparse = tuple[np.ndarray, np.ndarray]
+"""(slots, values) of a set of active features."""
+
+
+class FeatureRows:
+    """Builds and caches the weight-free rows of each signature for one model configuration."""
+
+    def __init__(self, config: ModelConfig, index: ManualIndex | None = None):
+        if config.kind in ("relevance-only", "text") and index is None:
+            raise ValueError(f"model kind {config.kind!r} needs a manual index")
+        self.config = config
+        self.index = index
+        self.bits = b = config.table_bits
+        self._units: dict[str, UnitWords] = {}
+        self._features: dict[Signature, SigFeatures] = {}
+        self._parts: dict[tuple, Part] = {}
+        lab = np.arange(3, dtype=np.uint64)
+        self.null_slots = slots(mix(T.NULL, np.array([0, 1], np.uint64)), b)
+        self.overlap_slot = int(slots(mix(T.OVERLAP), b))
+        self.plabel_slots = slots(mix(T.PSI_PLABEL, np.arange(4, dtype=np.uint64)[:, None], lab), b)
+        self.flag_slots = slots(mix(T.PSI_FLAG, np.arange(3, dtype=np.uint64)[:, None], lab), b)
+        self.match_slots = slots(mix(T.MATCH, np.arange(2, dtype=np.uint64)), b)
+
+    @property
+    def text(self) -> bool:
+        return self.config.kind in ("relevance-only", "text")
+
+    def unit_words(self, agent: tuple[str, ...]) -> UnitWords:
+        key = " ".join(agent)
+        found = self._units.get(key)
+        if found is not None:
+            return found
+        ix, b = self.index, self.bits
+        sentences = ix.candidates(agent, self.config.max_sentences)
+        words, rows = ix.words_of(sentences)
+        local = np.full(len(ix.stem_id), -1, dtype=np.int64)
+        local[words] = np.arange(len(words))
+        gparent = ix.parent[words]
+        parent = np.where(gparent >= 0, local[np.maximum(gparent, 0)], -1)
+        depth = ix.depth[words]
+        top = int(depth.max()) + 1 if len(words) else 0
+        levels = [np.flatnonzero(depth == d) for d in range(top)]
+        stems = ix.stem_id[words]
+        phi_word = np.stack(
+            [slots(mix(T.BOW, stems), b), slots(mix(T.WORD_UNIT, stems, sid(key)), b)], axis=1
+        )
+        found = UnitWords(
+            sentences, words, rows, parent, levels, phi_word, slots(ix.psi_static[words], b),
+            np.isin(stems, stem_ids(agent)),
+        )
+        self._units[key] = found
+        return found
+
+    def _part(self, key: tuple, uw: UnitWords, stems: np.ndarray) -> Part:
+        found = self._parts.get(key)
+        if found is not None:
+            return found
+        kind, _, label = key
+        b, s = self.bits, stems
+        lab = np.arange(2, dtype=np.uint64)[None, :]
+        if kind == "atype":
+            t = sid(label)
+            found = Part(
+                slots(mix(T.WORD_ATYPE, s, t), b),
+                slots(mix(T.LANG_ATYPE, s, t), b),
+                slots(mix(T.PRED_ATYPE, lab, s[:, None], t), b),
+                np.zeros(len(s), bool),
+                None,
+            )
+        elif kind == "action":
+            unit, act = sid(key[1]), sid(label)
+            mask = np.isin(s, stem_ids(label.split()))
+            in_labels = np.isin(s, stem_ids([key[1], label]))
+            found = Part(
+                None,
+                slots(mix(T.LANG_UA, s, unit, act), b),
+                slots(mix(T.PRED_UA, lab, s[:, None], unit, act), b),
+                mask,
+                np.bincount(uw.rows, weights=in_labels.astype(float),
+                            minlength=len(uw.sentences)),  # fmt: skip
+            )
+        else:  # one state label
+            t = sid(label)
+            found = Part(
+                None,
+                slots(mix(T.LANG_STATE, s, t), b),
+                slots(mix(T.PRED_STATE, lab, s[:, None], t), b),
+                np.isin(s, stem_ids([label])),
+                None,
+            )
+        self._parts[key] = found
+        return found
+
+    def features(self, sig: Signature) -> SigFeatures:
+        found = self._features.get(sig)
+        if found is not None:
+            return found
+        if len(self._features) > 50000:  # bound memory over long games
+            self._features.clear()
+        cfg, b = self.config, self.bits
+        use_game = cfg.game_features or cfg.kind in ("linear", "nonlinear")
+        game = game_ids(sig, b) if use_game else np.zeros(0, np.int64)
+        feats = SigFeatures(game)
+        if cfg.kind == "nonlinear":
+            k = np.arange(cfg.num_latent, dtype=np.uint64)[:, None]
+            state = np.array([sid(s) for s in sig.state], dtype=np.uint64)
+            parts = np.concatenate(
+                [np.array([sid("u:" + sig.unit), sid("a:" + sig.action_key)], np.uint64), state]
+            )
+            feats.latent_phi = slots(mix(T.LATENT_PHI, k, parts[None, :]), b)
+            feats.latent_f = slots(mix(T.LATENT_F, k, parts[None, :], sid(sig.action_key)), b)
+        elif self.text:
+            uw = self.unit_words(sig.agent)
+            stems = self.index.stem_id[uw.words]
+            unit = sig.unit
+            keys = [("atype", unit, sig.atype), ("action", unit, sig.action_key)]
+            keys += [("state", unit, label) for label in sig.state]
+            feats.unit = uw
+            feats.keys = keys
+            feats.parts = [self._part(k, uw, stems) for k in keys]
+            in_state = np.zeros(len(stems), bool)
+            for part in feats.parts[2:]:
+                in_state |= part.mask
+            feats.flags = np.stack([in_state, uw.in_unit, feats.parts[1].mask], axis=1)
+            # Equal flags <=> the same label words occur in the sentences: a cheap cache key.
+            feats.flag_key = (unit,) + tuple(k for k, p in zip(keys[1:], feats.parts[1:],
+                                                                strict=True) if p.mask.any())
+        self._features[sig] = feats
+        return feats
+
+    # --- the sparse rows of one decision ------------------------------------------------------
+    def num_hidden(self, feats: SigFeatures) -> int:
+        """Values the relevance layer can take: candidate sentences + NULL, or latent states."""
+        if self.config.kind == "nonlinear":
+            return feats.latent_phi.shape[0]
+        return len(feats.unit.sentences) + 1
+
+    def relevance_rows(self, feats: SigFeatures) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """phi of every value of y as (slots, values, row): text kinds have a row per candidate
+        sentence (bag of words, word x unit, word x action type, overlap count) and NULL last
+        (two bias slots); `nonlinear` has a row per latent state."""
+        if self.config.kind == "nonlinear":
+            k = feats.latent_phi.shape[0]
+            sl = feats.latent_phi.ravel()
+            return sl, np.ones(len(sl)), np.repeat(np.arange(k), feats.latent_phi.shape[1])
+        uw = feats.unit
+        c = len(uw.sentences)
+        word_slots = np.concatenate([uw.phi_word, feats.parts[0].phi[:, None]], axis=1)
+        return (
+            np.concatenate([word_slots.ravel(), np.full(c, self.overlap_slot), self.null_slots]),
+            np.concatenate([np.ones(word_slots.size), feats.parts[1].overlap, np.ones(2)]),
+            np.concatenate([np.repeat(uw.rows, 3), np.arange(c), np.full(2, c)]),
+        )
+
+    def output_rows(self, feats: SigFeatures, y: int, z: tuple[int, ...]) -> Sparse:
+        """f active for hidden values (y, z): game features; the latent state's features; or
+        the chosen sentence's language features, and for its action- and state-labelled words
+        the predicate features (and the grounding matches). Background words add nothing."""
+        kind = self.config.kind
+        parts = [(feats.game, np.ones(len(feats.game)))]
+        if kind == "nonlinear":
+            fy = feats.latent_f[y]
+            parts.append((fy, np.ones(len(fy))))
+        elif kind != "linear" and y < len(feats.unit.sentences):
+            lo, hi = feats.unit.span(y)
+            lang = feats.lang(lo, hi).ravel()
+            parts.append((lang, np.ones(len(lang))))
+            if kind == "text" and z:
+                z = np.asarray(z)
+                labelled = z < 2
+                pred = feats.pred(lo, hi)[np.flatnonzero(labelled), z[labelled]].ravel()
+                parts.append((pred, np.ones(len(pred))))
+                if self.config.grounding_features:
+                    js = np.arange(lo, hi)[labelled]
+                    parts.append((self.match_slots[z[labelled]], feats.match[js, z[labelled]]))
+        s, v = zip(*parts, strict=True)
+        return np.concatenate(s), np.concatenate(v)
+
+    def label_rows(self, feats: SigFeatures, y: int, z: tuple[int, ...]
+                   ) -> tuple[np.ndarray, np.ndarray]:
+        """psi of the words of sentence y, (nw, 3 labels, 11) slots and values: the 7 static
+        slots, the parent's drawn label (from `z`) and the 3 word flags, each crossed with the
+        label."""
+        uw = feats.unit
+        lo, hi = uw.span(y)
+        z = np.asarray(z)
+        nw = hi - lo
+        js = np.arange(lo, hi)
+        par = uw.parent[js]
+        lp = np.where(par < 0, ROOT, z[np.maximum(par - lo, 0)])
+        static = uw.psi_static[js]  # (nw, 3, 7)
+        plab = self.plabel_slots[lp][:, :, None]  # (nw, 3, 1)
+        flag = np.broadcast_to(self.flag_slots.T[None], (nw, 3, 3))
+        flag_val = np.broadcast_to(feats.flags[js][:, None, :], (nw, 3, 3))
+        sl = np.concatenate([static, plab, flag], axis=2)  # (nw, 3, 11)
+        val = np.concatenate([np.ones((nw, 3, 8)), flag_val.astype(float)], axis=2)
+        return sl, val

@@ -1,0 +1,104 @@
+"""The roll-out side of Monte-Carlo search with a learned value (Branavan et al. 2011).
+
+`RolloutCore` plays one roll-out in which every agent of the searching player picks
+epsilon-greedily on the evaluator's Q (epsilon drawn per roll-out from [epsilon_low,
+epsilon_high]), keeps the datapoints of the first `learn_steps` simulated steps, and learns from
+batches of finished roll-outs in roll-out order. One copy lives in every worker process
+(`nlmcs.search.workers`); they stay identical because they apply the same batches in the same
+order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nlmcs.games.base import Action, AgentId, Game, State
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.evaluator import Evaluator
+from nlmcs.search.policies import make_rollout_policy
+from nlmcs.search.rollout import Opponents, rollout, rollout_rng
+
+
+@dataclass
+class RolloutResult:
+    index: int
+    reward: float
+    first: dict[AgentId, Action]
+    datapoints: list = field(default_factory=list)
+
+
+def epsilon_greedy(q: np.ndarray, eps: float, rng: np.random.Generator) -> int | None:
+    """Index of the best Q (ties broken at random), or None for an exploratory move."""
+    if rng.random() < eps:
+        return None
+    best = np.flatnonzero(q >= q.max() - 1e-12)
+    return int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
+
+
+class RolloutCore:
+    """Everything one roll-out needs; a copy lives in each worker process."""
+
+    def __init__(self, game: Game, evaluator: Evaluator, config: SearchConfig):
+        self.evaluator = evaluator
+        self.config = config
+        self.random_policy = make_rollout_policy(config.rollout, config.type_weights)
+        self.opponents = Opponents(game, config.opponent)
+        self.batches_applied = 0
+
+    def run(self, root: State, player: int, step: int, seed: int, index: int) -> RolloutResult:
+        cfg = self.config
+        rng = rollout_rng(seed, step, index)
+        eps = float(rng.uniform(cfg.epsilon_low, cfg.epsilon_high))
+        first: dict[AgentId, Action] = {}
+        datapoints: list = []
+
+        def choose(state: State, depth: int) -> dict[AgentId, Action]:
+            joint = self.joint_move(state, player, eps, rng, learn=depth < cfg.learn_steps,
+                                    datapoints=datapoints)
+            if depth == 0:
+                first.update(joint)
+            return joint
+
+        r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng)
+        return RolloutResult(index, r, first, datapoints)
+
+    def joint_move(self, state, player, eps, rng, *, learn: bool, datapoints: list):
+        cfg = self.config
+        agents = state.agents(player)
+        candidates = [(a, state.legal_actions(a)) for a in agents]
+        sampled = cfg.early_q == "sampled" if learn else cfg.late_q == "sampled"
+        stale = not learn and cfg.late_refresh > 1
+        qs, dps = self.evaluator.q_values(state, candidates, sampled=sampled, rng=rng,
+                                          stale=stale)  # fmt: skip
+        joint: dict[AgentId, Action] = {}
+        for i, (agent, actions) in enumerate(candidates):
+            k = epsilon_greedy(qs[i], eps, rng)
+            if k is None:
+                action = self.random_policy.choose(state, agent, actions, rng)
+                k = actions.index(action)
+            else:
+                action = actions[k]
+            joint[agent] = action
+            if learn:
+                if dps is not None and dps[i][k] is not None:
+                    datapoints.append(dps[i][k])
+                else:
+                    datapoints.append(self.evaluator.datapoint(state, agent, action, rng))
+        return joint
+
+    def apply(self, results: list[RolloutResult]) -> None:
+        """Learn from one batch in roll-out order; every replica calls this with the same
+        batches in the same order, so they stay identical."""
+        for r in sorted(results, key=lambda r: r.index):
+            self.evaluator.update(r.datapoints, r.reward)
+        if results:
+            self.batches_applied += 1
+            if self.batches_applied % max(self.config.late_refresh, 1) == 0:
+                self.evaluator.refresh()
+
+    def reset(self) -> None:
+        self.evaluator.reset()
+        self.evaluator.refresh()
+        self.batches_applied = 0

@@ -1,0 +1,83 @@
+"""The one roll-out loop every planner shares, its source of chance, and its reward.
+
+A roll-out clones the root, lets the searching player's `choose(state, depth)` and every other
+player's scripted policy move for up to `depth` turns (through `nlmcs.games.base.step`), and
+scores the state it ends in. Planners differ only in `choose` (epsilon-greedy on Q, a UCT tree
+walk, a root bandit) and in what they learn from the reward. Roll-out k of real step t draws all
+its chance from `rollout_rng(seed, t, k)`, so a roll-out's result does not depend on the process
+that runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from nlmcs.games.base import Game, JointAction, Policy, State, step
+from nlmcs.search.config import SearchConfig
+
+Chooser = Callable[[State, int], JointAction]
+"""`choose(state, depth) -> joint action` of the searching player at simulated step `depth`."""
+
+
+def rollout_rng(seed: int, step: int, index: int) -> np.random.Generator:
+    """The one source of chance of roll-out `index` at real step `step`."""
+    return np.random.default_rng(np.random.SeedSequence([seed, step, index]))
+
+
+class Opponents:
+    """The scripted policy of every other player inside roll-outs, one per player, made on
+    first use and kept for the planner's life (the built-in AI keeps per-player caches)."""
+
+    def __init__(self, game: Game, spec: str):
+        self.game = game
+        self.spec = spec
+        self._policies: dict[int, Policy] = {}
+
+    def of(self, state: State, player: int) -> dict[int, Policy]:
+        """Policies of every player but `player`, in player order."""
+        out = {}
+        for p in range(state.num_players):
+            if p != player:
+                if p not in self._policies:
+                    self._policies[p] = self.game.policy(self.spec)
+                out[p] = self._policies[p]
+        return out
+
+
+def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
+            opponents: Opponents, rng: np.random.Generator) -> float:
+    """Play one roll-out of at most `config.depth` turns from `root`; return its reward."""
+    state = root.clone()
+    for depth in range(config.depth):
+        if state.is_terminal():
+            break
+        step(state, player, choose(state, depth), opponents.of(state, player), rng)
+    return reward(state, player, config.reward, config.reward_weights)
+
+
+def reward(state: State, player: int, kind: str = "ratio", weights=None) -> float:
+    """Win 1, loss 0, else a bounded ratio of the player's totals against all others'."""
+    if state.is_terminal():
+        w = state.winner()
+        if w is not None:
+            return 1.0 if w == player else 0.0
+    others = [p for p in range(state.num_players) if p != player]
+    if kind == "ratio":
+        return _ratio(state.score(player), sum(state.score(p) for p in others))
+    mine = state.stats(player)
+    theirs = [state.stats(p) for p in others]
+    total = num = 0.0
+    for key, wt in (weights or {}).items():
+        if key in mine:
+            num += wt * _ratio(mine[key], sum(t.get(key, 0.0) for t in theirs))
+            total += wt
+    return num / total if total else 0.5
+
+
+def _ratio(mine: float, theirs: float) -> float:
+    # Some stats (food surplus) go negative; clamp so the ratio stays a reward in [0, 1].
+    mine, theirs = max(float(mine), 0.0), max(float(theirs), 0.0)
+    s = mine + theirs
+    return 0.5 if s <= 0 else mine / s
