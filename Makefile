@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup demo test lint wheel-check clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -32,5 +32,15 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/pytest
 
+# The installed package, not the checkout: build the wheel, install it with its dependencies into a
+# clean venv and play a short text game from an empty folder (CI runs this after the tests).
+wheel-check: $(STAMP)
+	rm -rf build/wheel-check && mkdir -p build/wheel-check
+	$(BIN)/pip wheel -q --no-deps --no-build-isolation -w build/wheel-check/dist .
+	$(PY) -m venv build/wheel-check/venv
+	build/wheel-check/venv/bin/pip install -q build/wheel-check/dist/nlmcs-*.whl
+	cd build/wheel-check && NLMCS_DATA=$$PWD/store venv/bin/nlmcs play --method text --map tiny \
+		--steps 2 --rollouts 4 --depth 3 --no-progress
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) build .pytest_cache .ruff_cache

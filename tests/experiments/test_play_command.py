@@ -40,3 +40,52 @@ def test_bench_search_prints_a_table(tmp_path, monkeypatch, capsys):
     header = ["method", "rollouts", "workers", "sec/step", "cpu", "s", "peak", "MB"]
     assert lines[0].split() == header
     assert [ln.split()[0] for ln in lines[1:]] == ["linear", "uct"]
+
+
+def test_bad_input_fails_before_anything_plays(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NLMCS_DATA", str(tmp_path))
+    cases = [
+        (["--method", "text", "--manual", "missing-manual"], "missing-manual"),
+        (["--method", "uct-corpus", "--corpus", "no-such-corpus"], "no-such-corpus"),
+        (["--method", "linear", "--log-decisions", str(tmp_path)], "is a directory"),
+        (["--method", "linear", "--log-decisions", str(tmp_path / "no" / "x.jsonl")],
+         "does not exist"),
+        (["--method", "linear", "--alpha", "nan"], "--alpha"),
+        (["--method", "linear", "--seed", "-1"], "--seed"),
+    ]  # fmt: skip
+    for argv, needle in cases:
+        code = main(["play", *argv, "--map", "tiny", "--steps", "2", "--rollouts", "2",
+                     "--depth", "2"])  # fmt: skip
+        err = capsys.readouterr().err
+        assert code == 2, argv
+        # one line, and no progress bar was drawn before it
+        assert err.startswith("error:") and err.count("\n") == 1 and needle in err, (argv, err)
+
+
+def test_shipped_manual_and_twin_are_built_on_first_use(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NLMCS_DATA", str(tmp_path))
+    code = main(["play", "--method", "random-text", "--map", "tiny", "--steps", "1",
+                 "--rollouts", "2", "--depth", "2", "--no-progress"])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 0
+    notes = [line for line in err.splitlines() if line.startswith("note:")]
+    assert len(notes) == 2 and "civ-guide" in notes[0] and "civ-guide-random" in notes[1]
+    assert (tmp_path / "manuals" / "civ-guide" / "meta.json").is_file()
+    assert (tmp_path / "manuals" / "civ-guide-random" / "meta.json").is_file()
+    assert main(["play", "--method", "text", "--map", "tiny", "--steps", "1", "--rollouts", "2",
+                 "--depth", "2", "--no-progress"]) == 0  # fmt: skip
+    assert "note:" not in capsys.readouterr().err  # built once, then read
+
+
+def test_play_reads_the_corpus_named_by_option(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NLMCS_DATA", str(tmp_path))
+    assert main(["corpus", "record", "--games", "2", "--preset", "tiny", "--max-turns", "4",
+                 "--workers", "1", "--name", "mine"]) == 0  # fmt: skip
+    capsys.readouterr()
+    log = tmp_path / "d.jsonl"
+    code = main(["play", "--method", "flat-ucb-corpus", "--corpus", "mine", "--map", "tiny",
+                 "--steps", "1", "--rollouts", "4", "--depth", "2", "--no-progress",
+                 "--log-decisions", str(log)])  # fmt: skip
+    assert code == 0
+    arms = [c for r in map(json.loads, log.read_text().splitlines()) for c in r["candidates"]]
+    assert any(c["visits"] >= 10 for c in arms)  # some arms were seeded from the corpus

@@ -197,3 +197,15 @@ def test_unknown_agents_are_harmless(small_game):
         assert s.legal_actions(agent) == []
         assert not s.apply_action(agent, Action("wait"), np.random.default_rng(0))
         assert s.agent_labels(agent) == () and s.state_labels(agent) == ()
+
+
+def test_game_and_state_survive_pickling_for_worker_processes(small_game):
+    import pickle
+
+    state = small_game.new_initial_state(2)
+    game2 = pickle.loads(pickle.dumps(small_game))
+    state2 = pickle.loads(pickle.dumps(state))
+    assert game2.state_feature_names() == small_game.state_feature_names()
+    for p in range(2):
+        assert np.array_equal(state2.state_vector(p), state.state_vector(p))
+        assert np.array_equal(game2.new_initial_state(2).state_vector(p), state.state_vector(p))
