@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
+
+import pytest
 
 from manual_pipeline.parse import installed_model
 
@@ -15,6 +18,8 @@ def test_installed_model_is_described_without_loading():
     assert info["excluded"] == ["ner"]
 
 
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                    reason="torch is not installed (it is not a dependency)")
 def test_torch_stays_importable_after_the_model_loads():
     code = (
         "import sys\n"
