@@ -93,9 +93,24 @@ def add_search_options(p) -> None:
     m.add_argument("--alpha", type=float, default=1e-4, help="learning rate of every layer")
     m.add_argument("--l2", type=float, default=0.01, help="L2 penalty")
     m.add_argument("--passes", type=int, default=7, help="update passes per roll-out")
-    m.add_argument("--sign", choices=("release", "consistent"), default="release",
-                   help="hidden-layer update sign")
+    m.add_argument("--hidden-update", choices=("release", "consistent", "error"),
+                   default="release", help="factor of the hidden layers' update (see README)")
     m.add_argument("--hidden", choices=("sample", "expect"), default="sample")
+    m.add_argument("--hidden-alpha", type=float, default=None,
+                   help="learning rate of u and v (default: --alpha)")
+    m.add_argument("--hidden-l2", type=float, default=None, help="L2 of u and v (default: --l2)")
+    m.add_argument("--persist", choices=("none", "hidden"), default="none",
+                   help="hidden: u, v and the text output weights carry over between steps")
+    m.add_argument("--center", action="store_true",
+                   help="output layer learns the reward minus the step's mean reward")
+    m.add_argument("--normalize", action="store_true",
+                   help="word features divided by their sentence's word count")
+    m.add_argument("--overlap-state", action="store_true",
+                   help="relevance feature: sentence words naming the agent's state")
+    m.add_argument("--prior-overlap", type=float, default=0.0,
+                   help="starting weight of the overlap relevance features")
+    m.add_argument("--prior-match", type=float, default=0.0,
+                   help="starting weight of the grounding (match) output features")
     m.add_argument("--table-bits", type=int, default=18, help="log2 of each weight table size")
     m.add_argument("--max-sentences", type=int, default=None, help="candidate sentence cap")
 
@@ -118,10 +133,17 @@ def configs(args):
         learn_steps=args.learn_steps, real_move=args.real_move, early_q=args.early_q,
         late_q=args.late_q, reward=args.reward, rollout=args.rollout,
     )  # fmt: skip
+    for name in ("hidden_alpha", "hidden_l2"):
+        if getattr(args, name) is not None:
+            finite(name.replace("_", "-"), getattr(args, name), low=0.0)
     mcfg = ModelConfig(
         alpha=finite("alpha", args.alpha, low=0.0), l2=finite("l2", args.l2, low=0.0),
-        passes=args.passes, sign=args.sign, hidden=args.hidden, table_bits=args.table_bits,
-        max_sentences=args.max_sentences,
+        passes=args.passes, hidden_update=args.hidden_update, hidden=args.hidden,
+        hidden_alpha=args.hidden_alpha, hidden_l2=args.hidden_l2, persist=args.persist,
+        center=args.center, normalize=args.normalize, overlap_state=args.overlap_state,
+        prior_overlap=finite("prior-overlap", args.prior_overlap),
+        prior_match=finite("prior-match", args.prior_match),
+        table_bits=args.table_bits, max_sentences=args.max_sentences,
     )  # fmt: skip
     return scfg, mcfg
 

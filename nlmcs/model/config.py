@@ -24,16 +24,45 @@ class ModelConfig:
     num_latent: int = 10
     """Hidden states of the `nonlinear` (no text) model."""
     table_bits: int = 18
-    """Each of u, v, w is a hashed table of 2**table_bits float64 weights."""
+    """u and v are hashed tables of 2**table_bits float64 weights; w has two such halves, one for
+    the game features x and one for the text (or latent) output features, so the two families
+    never share a weight (the release kept them in separate vectors)."""
     alpha: float = 1e-4
     """Learning rate of every layer."""
     l2: float = 0.01
     """L2 penalty; applied to the weights a datapoint touches (sparse decay)."""
     passes: int = 7
     """Update passes over a roll-out's datapoints."""
-    sign: Literal["release", "consistent"] = "release"
-    """Hidden-layer update sign: release (Q - R) * Q, as the 2011 code and the paper's eq. 3;
-    consistent (R - Q) * Q, the gradient of the squared error."""
+    hidden_update: Literal["release", "consistent", "error"] = "release"
+    """The factor k of the hidden layers' likelihood-ratio update k (phi(y) - E[phi]) (and the
+    same for psi): release k = (Q - R) Q, as the 2011 code and the paper's eq. 3; consistent
+    k = (R - Q) Q, the gradient of the squared error; error k = mean_d (Q_d - R)^2 - (Q - R)^2,
+    REINFORCE on the prediction error with the roll-out's mean error as baseline, so sentences
+    and labels whose features predict the reward better become more likely."""
+    hidden_alpha: float | None = None
+    """Learning rate of u and v (None: `alpha`)."""
+    hidden_l2: float | None = None
+    """L2 penalty of u and v (None: `l2`)."""
+    persist: Literal["none", "hidden"] = "none"
+    """none: every weight is reset at every real step (release: the value function is local to
+    the current state); hidden: only the game-feature half of w resets, while u, v and the
+    text (or latent) output half of w carry over from step to step within a game, so what the
+    manual's sentences are learned to mean accumulates over the game."""
+    center: bool = False
+    """Train the output layer on R - b, b the mean reward of the step's earlier roll-outs, so a
+    feature's weight estimates an advantage and rarely visited actions are not ranked below
+    often visited ones only because their weights have not grown yet."""
+    normalize: bool = False
+    """Divide each word's relevance and output features by its sentence's kept-word count, so a
+    long sentence (or one repeating a label word) does not outweigh a short one by size."""
+    overlap_state: bool = False
+    """Add a relevance feature counting the sentence's words that name the agent's state labels
+    (the release's overlap counted agent and action words only)."""
+    prior_overlap: float = 0.0
+    """Starting weight of the overlap relevance features (0: none, as the release)."""
+    prior_match: float = 0.0
+    """Starting weight of the two grounding features (action-labelled words naming the
+    candidate action, state-labelled words naming the state)."""
     hidden: Literal["sample", "expect"] = "sample"
     """sample: y and z drawn at `temperature` per evaluation (release); expect: every choice
     uses the exact expectation of Q over y and z (label marginals propagated parent before

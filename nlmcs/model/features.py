@@ -66,6 +66,7 @@ class T:
     GAME_BIAS = sid("tpl:game:action*agent")
     BOW = sid("tpl:phi:word")
     OVERLAP = sid("tpl:phi:overlap")
+    OVERLAP_STATE = sid("tpl:phi:overlap-state")
     WORD_UNIT = sid("tpl:phi:word*unit")
     WORD_ATYPE = sid("tpl:phi:word*atype")
     NULL = sid("tpl:phi:null")

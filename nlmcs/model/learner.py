@@ -6,8 +6,10 @@ For every datapoint (a sampled decision of the first simulated steps of a roll-o
     u <- u + alpha k (phi(y) - E_p[phi])                       sentence relevance
     v <- v + alpha k (psi(z_j) - E_p[psi]) for each word j     predicate labels
 
-with k = (Q - R) Q, the sign of the release, or k = (R - Q) Q, the gradient of the squared error
-(`ModelConfig.sign`). An L2 penalty decays every weight a datapoint touches. Each roll-out's
+with k = (Q - R) Q, the sign of the release, k = (R - Q) Q, the gradient of the squared error, or
+k = mean_d (Q_d - R)^2 - (Q - R)^2, REINFORCE on the prediction error (`ModelConfig.
+hidden_update`). With `ModelConfig.center` the output layer learns R - b, b the mean reward of the
+step's earlier roll-outs. An L2 penalty decays every weight a datapoint touches. Each roll-out's
 datapoints are swept `passes` times; a sweep scores all of them with the weights it starts from
 and then applies their updates together (one vectorised step per sweep).
 """
@@ -102,11 +104,19 @@ def update(net: ValueNetwork, decisions: Sequence[Decision], reward: float) -> N
     batch = _build(net, decisions)
     n = len(decisions)
     alpha, l2 = cfg.alpha, cfg.l2
+    h_alpha = cfg.alpha if cfg.hidden_alpha is None else cfg.hidden_alpha
+    h_l2 = cfg.l2 if cfg.hidden_l2 is None else cfg.hidden_l2
+    target = reward
+    if cfg.center:
+        if net.reward_count:
+            target = reward - net.reward_sum / net.reward_count
+        net.reward_sum += reward
+        net.reward_count += 1
     f = batch.f
     for _ in range(cfg.passes):
         q = np.bincount(f.row, weights=net.w[f.slot] * f.val, minlength=n)
-        err = reward - q
-        k = (q - reward) * q if cfg.sign == "release" else (reward - q) * q
+        err = target - q
+        k = _hidden_factor(cfg.hidden_update, q, target)
         dw = alpha * (err[f.row] * f.val - l2 * net.w[f.slot])
         du = dv = None
         if batch.phi is not None and len(batch.row_owner):
@@ -116,9 +126,9 @@ def update(net: ValueNetwork, decisions: Sequence[Decision], reward: float) -> N
             p = _segment_softmax(logits / cfg.temperature, batch.row_start)
             coef = -p
             coef[batch.chosen_row] += 1.0
-            du = alpha * (
+            du = h_alpha * (
                 k[batch.row_owner[phi.row]] * coef[phi.row] * phi.val
-                - l2 * net.u[phi.slot] * (phi.val != 0)
+                - h_l2 * net.u[phi.slot] * (phi.val != 0)
             )
         if batch.psi is not None and len(batch.word_owner):
             psi = batch.psi
@@ -131,8 +141,9 @@ def update(net: ValueNetwork, decisions: Sequence[Decision], reward: float) -> N
             coef[np.arange(nw), batch.word_label] += 1.0
             coef = coef.ravel()
             owner = np.repeat(batch.word_owner, 3)
-            dv = alpha * (
-                k[owner[psi.row]] * coef[psi.row] * psi.val - l2 * net.v[psi.slot] * (psi.val != 0)
+            dv = h_alpha * (
+                k[owner[psi.row]] * coef[psi.row] * psi.val
+                - h_l2 * net.v[psi.slot] * (psi.val != 0)
             )
         np.add.at(net.w, f.slot, dw)
         if du is not None:
@@ -140,6 +151,16 @@ def update(net: ValueNetwork, decisions: Sequence[Decision], reward: float) -> N
         if dv is not None:
             np.add.at(net.v, batch.psi.slot, dv)
     net.weights_changed()
+
+
+def _hidden_factor(rule: str, q: np.ndarray, target: float) -> np.ndarray:
+    """k of the hidden layers' update for each datapoint (see the module docstring)."""
+    if rule == "release":
+        return (q - target) * q
+    if rule == "consistent":
+        return (target - q) * q
+    sq = (q - target) ** 2
+    return sq.mean() - sq
 
 
 def _segment_softmax(x: np.ndarray, starts: np.ndarray) -> np.ndarray:

@@ -57,19 +57,39 @@ class ValueNetwork:
         size = 1 << config.table_bits
         self.u = np.zeros(size)
         self.v = np.zeros(size)
-        self.w = np.zeros(size)
+        self.w = np.zeros(2 * size)  # [game features | text or latent output features]
+        self.reward_sum = 0.0  # rewards learned from in this real step (for `center`)
+        self.reward_count = 0
+        self._started = False  # persistent weights are initialised once per game
         self._scores: dict[Signature, SigScores] = {}
         self._part_cache: dict = {}  # weight-dependent scores of parts, units, label layers
         self._stale: dict[Signature, float] = {}  # E[Q] kept across weight changes
 
     # --- weights ------------------------------------------------------------------------------
     def reset(self) -> None:
-        """All weights to zero (the value function is local to the current real state)."""
-        self.u[:] = 0.0
-        self.v[:] = 0.0
-        self.w[:] = 0.0
+        """A new real step: the game-feature weights start from zero (the value function is
+        local to the current state); so do u, v and the text half of w, unless they persist
+        (`ModelConfig.persist`), in which case they start from zero and their priors once."""
+        half = self.rows.text_offset
+        self.w[:half] = 0.0
+        if self.config.persist == "none" or not self._started:
+            self.u[:] = 0.0
+            self.v[:] = 0.0
+            self.w[half:] = 0.0
+            self._set_priors()
+            self._started = True
+        self.reward_sum, self.reward_count = 0.0, 0
         self.weights_changed()
         self.refresh_stale()
+
+    def _set_priors(self) -> None:
+        cfg, rows = self.config, self.rows
+        if cfg.prior_overlap:
+            self.u[rows.overlap_slot] = cfg.prior_overlap
+            if cfg.overlap_state:
+                self.u[rows.overlap_state_slot] = cfg.prior_overlap
+        if cfg.prior_match:
+            self.w[rows.match_slots] = cfg.prior_match
 
     def weights_changed(self) -> None:
         self._scores.clear()
@@ -97,9 +117,9 @@ class ValueNetwork:
             n = len(uw.sentences)
             phi = None
             if part.phi is not None:
-                phi = np.bincount(uw.rows, weights=self.u[part.phi], minlength=n)
-            lang = np.bincount(uw.rows, weights=self.w[part.lang], minlength=n)
-            found = (phi, lang, self.w[part.pred])
+                phi = np.bincount(uw.rows, weights=self.u[part.phi] * uw.norm, minlength=n)
+            lang = np.bincount(uw.rows, weights=self.w[part.lang] * uw.norm, minlength=n)
+            found = (phi, lang, self.w[part.pred] * uw.norm[:, None])
             self._part_cache[key] = found
         return found
 
@@ -107,9 +127,8 @@ class ValueNetwork:
         """(phi of bag of words + word x unit per row, static psi score per word (Wc, 3))."""
         found = self._part_cache.get(key)
         if found is None:
-            phi = np.bincount(
-                uw.rows, weights=self.u[uw.phi_word].sum(axis=1), minlength=len(uw.sentences)
-            )
+            phi = np.bincount(uw.rows, weights=self.u[uw.phi_word].sum(axis=1) * uw.norm,
+                              minlength=len(uw.sentences))
             static = self.v[uw.psi_static].sum(axis=2) if self.config.kind == "text" else None
             found = (phi, static)
             self._part_cache[key] = found
@@ -157,6 +176,8 @@ class ValueNetwork:
         logits = np.empty(n_rows + 1)
         logits[:n_rows] = unit_phi + parts[0][0]
         logits[:n_rows] += self.u[self.rows.overlap_slot] * feats.parts[1].overlap
+        if cfg.overlap_state:
+            logits[:n_rows] += self.u[self.rows.overlap_state_slot] * self.rows.state_overlap(feats)
         logits[n_rows] = self.u[self.rows.null_slots].sum()
         p = _softmax(logits / temp)
         lang = np.zeros(n_rows + 1)
@@ -169,9 +190,8 @@ class ValueNetwork:
         for key, part in zip(feats.keys, parts, strict=True):
             per_row[:n_rows] += self._expected_pred(key, mkey, uw, part[2], marg)
         if cfg.grounding_features:
-            per_row[:n_rows] += self._expected_pred(
-                ("match",), mkey, uw, feats.match * self.w[self.rows.match_slots], marg
-            )
+            match = feats.match * self.w[self.rows.match_slots] * uw.norm[:, None]
+            per_row[:n_rows] += self._expected_pred(("match",), mkey, uw, match, marg)
         return SigScores(game, p, lang, None, cond, marg, game + float(p @ per_row))
 
     def _expected_pred(self, key, mkey, uw: UnitWords, pred: np.ndarray, marg: np.ndarray):
@@ -193,7 +213,7 @@ class ValueNetwork:
             for key, part in zip(feats.keys, feats.parts, strict=True):
                 pred[:, :2] += self._part_scores(key, part, uw)[2]
             if self.config.grounding_features:
-                pred[:, :2] += feats.match * self.w[self.rows.match_slots]
+                pred[:, :2] += feats.match * self.w[self.rows.match_slots] * uw.norm[:, None]
             sc.pred = pred
         return sc.pred
 

@@ -45,6 +45,7 @@ class UnitWords:
     phi_word: np.ndarray  # (Wc, 2) u slots: bag of words, word x unit
     psi_static: np.ndarray  # (Wc, 3, 7) v slots
     in_unit: np.ndarray  # (Wc,) the word is one of the agent's words
+    norm: np.ndarray  # (Wc,) value of a word feature: 1, or 1 / its sentence's word count
 
     def span(self, y: int) -> tuple[int, int]:
         """First and one-past-last word of candidate row `y`."""
@@ -62,7 +63,8 @@ class Part:
     lang: np.ndarray  # (Wc,) w slots of the language feature
     pred: np.ndarray  # (Wc, 2) w slots of the predicate feature, labels action / state
     mask: np.ndarray  # (Wc,) the word is one of the part's label words
-    overlap: np.ndarray | None  # (C,) agent + action label words per sentence (unit-action part)
+    overlap: np.ndarray | None  # (C,) label words per sentence: agent + action words for the
+    # unit-action part, the state word for a state part, None for the action-type part
 
 
 @dataclass
@@ -95,7 +97,11 @@ Sparse = tuple[np.ndarray, np.ndarray]
 
 
 class FeatureRows:
-    """Builds and caches the weight-free rows of each signature for one model configuration."""
+    """Builds and caches the weight-free rows of each signature for one model configuration.
+
+    Output slots of the text (or latent) features are offset by `text_offset` into the second
+    half of w, so game and text features never share a weight.
+    """
 
     def __init__(self, config: ModelConfig, index: ManualIndex | None = None):
         if config.kind in ("relevance-only", "text") and index is None:
@@ -103,15 +109,17 @@ class FeatureRows:
         self.config = config
         self.index = index
         self.bits = b = config.table_bits
+        self.text_offset = off = 1 << b
         self._units: dict[str, UnitWords] = {}
         self._features: dict[Signature, SigFeatures] = {}
         self._parts: dict[tuple, Part] = {}
         lab = np.arange(3, dtype=np.uint64)
         self.null_slots = slots(mix(T.NULL, np.array([0, 1], np.uint64)), b)
         self.overlap_slot = int(slots(mix(T.OVERLAP), b))
+        self.overlap_state_slot = int(slots(mix(T.OVERLAP_STATE), b))
         self.plabel_slots = slots(mix(T.PSI_PLABEL, np.arange(4, dtype=np.uint64)[:, None], lab), b)
         self.flag_slots = slots(mix(T.PSI_FLAG, np.arange(3, dtype=np.uint64)[:, None], lab), b)
-        self.match_slots = slots(mix(T.MATCH, np.arange(2, dtype=np.uint64)), b)
+        self.match_slots = slots(mix(T.MATCH, np.arange(2, dtype=np.uint64)), b) + off
 
     @property
     def text(self) -> bool:
@@ -136,9 +144,12 @@ class FeatureRows:
         phi_word = np.stack(
             [slots(mix(T.BOW, stems), b), slots(mix(T.WORD_UNIT, stems, sid(key)), b)], axis=1
         )
+        norm = np.ones(len(words))
+        if self.config.normalize and len(words):
+            norm = 1.0 / np.bincount(rows, minlength=len(sentences))[rows]
         found = UnitWords(
             sentences, words, rows, parent, levels, phi_word, slots(ix.psi_static[words], b),
-            np.isin(stems, stem_ids(agent)),
+            np.isin(stems, stem_ids(agent)), norm,
         )
         self._units[key] = found
         return found
@@ -148,14 +159,15 @@ class FeatureRows:
         if found is not None:
             return found
         kind, _, label = key
-        b, s = self.bits, stems
+        b, s, off = self.bits, stems, self.text_offset
         lab = np.arange(2, dtype=np.uint64)[None, :]
+        n = len(uw.sentences)
         if kind == "atype":
             t = sid(label)
             found = Part(
                 slots(mix(T.WORD_ATYPE, s, t), b),
-                slots(mix(T.LANG_ATYPE, s, t), b),
-                slots(mix(T.PRED_ATYPE, lab, s[:, None], t), b),
+                slots(mix(T.LANG_ATYPE, s, t), b) + off,
+                slots(mix(T.PRED_ATYPE, lab, s[:, None], t), b) + off,
                 np.zeros(len(s), bool),
                 None,
             )
@@ -165,20 +177,20 @@ class FeatureRows:
             in_labels = np.isin(s, stem_ids([key[1], label]))
             found = Part(
                 None,
-                slots(mix(T.LANG_UA, s, unit, act), b),
-                slots(mix(T.PRED_UA, lab, s[:, None], unit, act), b),
+                slots(mix(T.LANG_UA, s, unit, act), b) + off,
+                slots(mix(T.PRED_UA, lab, s[:, None], unit, act), b) + off,
                 mask,
-                np.bincount(uw.rows, weights=in_labels.astype(float),
-                            minlength=len(uw.sentences)),  # fmt: skip
+                np.bincount(uw.rows, weights=in_labels.astype(float), minlength=n),
             )
         else:  # one state label
             t = sid(label)
+            mask = np.isin(s, stem_ids([label]))
             found = Part(
                 None,
-                slots(mix(T.LANG_STATE, s, t), b),
-                slots(mix(T.PRED_STATE, lab, s[:, None], t), b),
-                np.isin(s, stem_ids([label])),
-                None,
+                slots(mix(T.LANG_STATE, s, t), b) + off,
+                slots(mix(T.PRED_STATE, lab, s[:, None], t), b) + off,
+                mask,
+                np.bincount(uw.rows, weights=mask.astype(float), minlength=n),
             )
         self._parts[key] = found
         return found
@@ -200,7 +212,8 @@ class FeatureRows:
                 [np.array([sid("u:" + sig.unit), sid("a:" + sig.action_key)], np.uint64), state]
             )
             feats.latent_phi = slots(mix(T.LATENT_PHI, k, parts[None, :]), b)
-            feats.latent_f = slots(mix(T.LATENT_F, k, parts[None, :], sid(sig.action_key)), b)
+            feats.latent_f = (slots(mix(T.LATENT_F, k, parts[None, :], sid(sig.action_key)), b)
+                              + self.text_offset)
         elif self.text:
             uw = self.unit_words(sig.agent)
             stems = self.index.stem_id[uw.words]
@@ -229,8 +242,8 @@ class FeatureRows:
 
     def relevance_rows(self, feats: SigFeatures) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """phi of every value of y as (slots, values, row): text kinds have a row per candidate
-        sentence (bag of words, word x unit, word x action type, overlap count) and NULL last
-        (two bias slots); `nonlinear` has a row per latent state."""
+        sentence (bag of words, word x unit, word x action type, the overlap counts) and NULL
+        last (two bias slots); `nonlinear` has a row per latent state."""
         if self.config.kind == "nonlinear":
             k = feats.latent_phi.shape[0]
             sl = feats.latent_phi.ravel()
@@ -238,11 +251,25 @@ class FeatureRows:
         uw = feats.unit
         c = len(uw.sentences)
         word_slots = np.concatenate([uw.phi_word, feats.parts[0].phi[:, None]], axis=1)
-        return (
-            np.concatenate([word_slots.ravel(), np.full(c, self.overlap_slot), self.null_slots]),
-            np.concatenate([np.ones(word_slots.size), feats.parts[1].overlap, np.ones(2)]),
-            np.concatenate([np.repeat(uw.rows, 3), np.arange(c), np.full(2, c)]),
-        )
+        slot = [word_slots.ravel(), np.full(c, self.overlap_slot)]
+        val = [np.repeat(uw.norm, 3), feats.parts[1].overlap]
+        row = [np.repeat(uw.rows, 3), np.arange(c)]
+        if self.config.overlap_state:
+            slot.append(np.full(c, self.overlap_state_slot))
+            val.append(self.state_overlap(feats))
+            row.append(np.arange(c))
+        slot.append(self.null_slots)
+        val.append(np.ones(2))
+        row.append(np.full(2, c))
+        return np.concatenate(slot), np.concatenate(val), np.concatenate(row)
+
+    @staticmethod
+    def state_overlap(feats: SigFeatures) -> np.ndarray:
+        """(C,) words per candidate sentence that name one of the agent's state labels."""
+        out = np.zeros(len(feats.unit.sentences))
+        for part in feats.parts[2:]:
+            out += part.overlap
+        return out
 
     def output_rows(self, feats: SigFeatures, y: int, z: tuple[int, ...]) -> Sparse:
         """f active for hidden values (y, z): game features; the latent state's features; or
@@ -255,16 +282,17 @@ class FeatureRows:
             parts.append((fy, np.ones(len(fy))))
         elif kind != "linear" and y < len(feats.unit.sentences):
             lo, hi = feats.unit.span(y)
-            lang = feats.lang(lo, hi).ravel()
-            parts.append((lang, np.ones(len(lang))))
+            norm = feats.unit.norm[lo:hi]
+            lang = feats.lang(lo, hi)
+            parts.append((lang.ravel(), np.repeat(norm, lang.shape[1])))
             if kind == "text" and z:
                 z = np.asarray(z)
-                labelled = z < 2
-                pred = feats.pred(lo, hi)[np.flatnonzero(labelled), z[labelled]].ravel()
-                parts.append((pred, np.ones(len(pred))))
+                labelled = np.flatnonzero(z < 2)
+                pred = feats.pred(lo, hi)[labelled, z[labelled]]  # (labelled words, parts)
+                parts.append((pred.ravel(), np.repeat(norm[labelled], pred.shape[1])))
                 if self.config.grounding_features:
-                    js = np.arange(lo, hi)[labelled]
-                    parts.append((self.match_slots[z[labelled]], feats.match[js, z[labelled]]))
+                    match = feats.match[lo + labelled, z[labelled]] * norm[labelled]
+                    parts.append((self.match_slots[z[labelled]], match))
         s, v = zip(*parts, strict=True)
         return np.concatenate(s), np.concatenate(v)
 

@@ -68,6 +68,7 @@ def _worker(conn, core_bytes: bytes) -> None:
         if kind == "stop":
             break
         if kind == "step":
+            core.apply(msg[2])  # the last batch of the previous step: weights may persist
             core.reset()
             step = pickle.loads(msg[1])
         elif kind == "batch":
@@ -97,32 +98,34 @@ class ProcessExecutor:
         for c in self.conns:  # start-up is not part of any step's time
             if c.recv() != "ready":
                 raise RuntimeError("roll-out worker failed to start")
-        self.pending: list[RolloutResult] = []
+        self.pending: list[RolloutResult] = []  # results the workers have not learned from
+        self.behind: list[RolloutResult] = []  # results this process has not learned from
 
     def begin_step(self, root, player: int, step: int, seed: int) -> None:
+        self.flush()
         self.core.reset()
-        self.pending = []  # the workers reset too, so last step's updates are moot
         blob = pickle.dumps((root, player, step, seed))
-        for c in self.conns:
-            c.send(("step", blob))
+        for c in self.conns:  # workers learn the previous step's last batch, then reset
+            c.send(("step", blob, self.pending))
+        self.pending = []
 
     def run_batch(self, indices: list[int]) -> list[RolloutResult]:
         n = len(self.conns)
         for i, c in enumerate(self.conns):
             c.send(("batch", self.pending, indices[i::n]))
-        # The parent's replica catches up while the workers run the batch.
-        self.core.apply(self.pending)
         self.pending = []
+        self.flush()  # this process catches up while the workers run the batch
         results = [r for c in self.conns for r in c.recv()]
         return sorted(results, key=lambda r: r.index)
 
     def apply(self, results: list[RolloutResult]) -> None:
         self.pending = list(results)
+        self.behind = list(results)
 
     def flush(self) -> None:
-        """Bring the parent's replica up to date (before reading its weights)."""
-        self.core.apply(self.pending)
-        self.pending = []
+        """Bring this process's replica up to date (before reading its weights)."""
+        self.core.apply(self.behind)
+        self.behind = []
 
     def close(self) -> None:
         for c in self.conns:

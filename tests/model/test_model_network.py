@@ -79,8 +79,9 @@ def test_reset_zeroes_every_weight(index):
 
 def test_release_and_consistent_signs_differ(index):
     out = []
-    for sign in ("release", "consistent"):
-        net = ValueNetwork(ModelConfig(kind="text", min_count=1, alpha=0.1, sign=sign), index)
+    for rule in ("release", "consistent"):
+        net = ValueNetwork(ModelConfig(kind="text", min_count=1, alpha=0.1, hidden_update=rule),
+                           index)
         rng = np.random.default_rng(0)
         for _ in range(3):
             update(net, [net.sample(SIG, rng)], 1.0)

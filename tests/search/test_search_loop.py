@@ -103,15 +103,18 @@ def test_unknown_method_is_a_user_error():
         make_planner("nope", game=ToyGame())
 
 
-def test_same_seed_same_game_whatever_the_number_of_workers():
+@pytest.mark.parametrize("model_kw", [{}, {"persist": "hidden", "center": True,
+                                          "hidden_update": "error", "hidden_alpha": 0.01}])
+def test_same_seed_same_game_whatever_the_number_of_workers(model_kw):
     # depth > learn_steps, so the late (non-learning) steps, which rank by cached E[Q], run too;
-    # 3 workers with batches of 4 also gives a worker an empty share of some batches
+    # 3 workers with batches of 4 also gives a worker an empty share of some batches; with
+    # persistent weights the workers must also learn each step's last batch
     game = ToyGame(units=2, max_turns=12)
     runs = []
     for workers in (1, 3):
         cfg = SearchConfig(rollouts=16, depth=6, batch=4, workers=workers, learn_steps=1)
         planner = make_planner("text", game=game, manual=make_manual(), search_config=cfg,
-                               model_config=ModelConfig(min_count=1), seed=7)  # fmt: skip
+                               model_config=ModelConfig(min_count=1, **model_kw), seed=7)
         state, rng = game.new_initial_state(3), np.random.default_rng(3)
         moves, rewards = [], []
         for _ in range(3):
@@ -119,7 +122,8 @@ def test_same_seed_same_game_whatever_the_number_of_workers():
             moves.append(sorted(move.items()))
             rewards.append(planner.last_stats["mean_reward"])
             step(state, 0, move, {1: game.policy("builtin")}, rng)
-        runs.append((moves, rewards, planner.core.evaluator.net.w.copy()))
+        net = planner.core.evaluator.net
+        runs.append((moves, rewards, np.concatenate([net.u, net.v, net.w])))
         planner.close()
     for other in runs[1:]:
         assert runs[0][0] == other[0] and runs[0][1] == other[1]
@@ -147,7 +151,8 @@ def test_uct_prior_seeds_new_children():
 @pytest.mark.parametrize(
     "search_kw, model_kw",
     [({"early_q": "sampled", "late_q": "sampled"}, {}), ({}, {"hidden": "expect"}),
-     ({"real_move": "mean-q", "rollout": "typed", "reward": "weighted"}, {"sign": "consistent"})],
+     ({"real_move": "mean-q", "rollout": "typed", "reward": "weighted"},
+      {"hidden_update": "consistent"})],
 )  # fmt: skip
 def test_search_options_play_to_the_end(search_kw, model_kw):
     game = ToyGame(units=2, max_turns=5)

@@ -1,0 +1,128 @@
+"""Each option of the model changes what it says it changes, and nothing when it is off."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from toy_game import make_manual
+
+from nlmcs.model.config import ModelConfig
+from nlmcs.model.features import ManualIndex, Signature
+from nlmcs.model.learner import _hidden_factor, update
+from nlmcs.model.network import ValueNetwork
+
+SIG = Signature(("settlers",), ("irrigate",), "irrigate", ("grassland",))
+BASE = ModelConfig(kind="text", min_count=1, alpha=0.05)
+
+
+@pytest.fixture(scope="module")
+def index():
+    return ManualIndex.build(make_manual(), min_count=1)
+
+
+def _net(index, **kw):
+    net = ValueNetwork(dataclasses.replace(BASE, **kw), index)
+    net.reset()
+    return net
+
+
+def _learn(net, n=5, reward=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        update(net, [net.sample(SIG, rng)], reward)
+
+
+@pytest.mark.parametrize("kind", ["nonlinear", "relevance-only", "text"])
+def test_game_and_text_output_features_never_share_a_weight(index, kind):
+    net = _net(index, kind=kind)
+    half = net.rows.text_offset
+    feats = net.features(SIG)
+    assert (feats.game < half).all()
+    text = ([feats.latent_f.ravel()] if kind == "nonlinear" else
+            [p.lang for p in feats.parts] + [p.pred.ravel() for p in feats.parts])
+    assert all((t >= half).all() for t in text)
+    _learn(net)
+    assert np.abs(net.w[:half]).sum() > 0 and np.abs(net.w[half:]).sum() > 0
+
+
+def test_persist_hidden_keeps_u_v_and_text_weights_across_steps(index):
+    for persist, kept in (("none", False), ("hidden", True)):
+        net = _net(index, persist=persist)
+        _learn(net)
+        half = net.rows.text_offset
+        before = net.u.copy(), net.v.copy(), net.w[half:].copy()
+        assert all(np.abs(b).sum() > 0 for b in before)
+        net.reset()  # the next real step
+        assert not net.w[:half].any()
+        for table, old in zip((net.u, net.v, net.w[half:]), before, strict=True):
+            assert np.array_equal(table, old) == kept
+            assert table.any() == kept
+
+
+def test_priors_start_the_overlap_and_match_weights_once_per_game(index):
+    net = _net(index, prior_overlap=0.5, prior_match=0.3, overlap_state=True, persist="hidden")
+    rows = net.rows
+    assert net.u[rows.overlap_slot] == 0.5 and net.u[rows.overlap_state_slot] == 0.5
+    assert (net.w[rows.match_slots] == 0.3).all()
+    net.u[rows.overlap_slot] = 2.0
+    net.reset()  # persistent weights are not re-initialised at the next step
+    assert net.u[rows.overlap_slot] == 2.0
+    plain = _net(index)
+    assert plain.u[rows.overlap_slot] == 0.0 and not plain.w.any()
+
+
+def test_overlap_state_raises_sentences_that_name_the_state(index):
+    off = _net(index, overlap_state=False)
+    on = _net(index, overlap_state=True)
+    for net in (off, on):
+        net.u[net.rows.overlap_state_slot] = 3.0
+        net.weights_changed()
+    ids, p_off = off.relevance(SIG)
+    _, p_on = on.relevance(SIG)
+    grass = list(ids).index(0)  # "Settlers irrigate grassland quickly." names the state
+    assert np.allclose(p_off[:-1], p_off[0])  # without the feature the slot is never read
+    assert p_on[grass] > 10 * p_on[1]
+
+
+def test_normalize_divides_word_features_by_sentence_length(index):
+    for normalize in (False, True):
+        net = _net(index, normalize=normalize)
+        feats = net.features(SIG)
+        net.u[feats.unit.phi_word[:, 0]] = 1.0  # every bag-of-words weight 1
+        net.weights_changed()
+        slot, val, row = net.rows.relevance_rows(feats)
+        logits = np.bincount(row, weights=net.u[slot] * val)
+        words = np.bincount(feats.unit.rows)
+        expected = np.ones(len(words)) if normalize else words.astype(float)
+        assert np.allclose(logits[:-1], expected)
+
+
+def test_center_learns_the_reward_relative_to_the_steps_earlier_rewards(index):
+    raw, centred = _net(index, kind="linear"), _net(index, kind="linear", center=True)
+    for net in (raw, centred):
+        _learn(net, n=1, reward=1.0)
+        first = net.expected_q([SIG])[0]
+        _learn(net, n=1, reward=1.0)
+        net.second = net.expected_q([SIG])[0] - first
+    assert raw.second > 0  # the target stays 1, Q keeps climbing
+    assert centred.second < 0  # the second target is 1 - 1 = 0: Q falls back
+    centred.reset()
+    assert centred.reward_count == 0
+
+
+def test_error_rule_favours_datapoints_that_predict_the_reward():
+    q = np.array([0.9, 0.5, 0.1])
+    k = _hidden_factor("error", q, 1.0)
+    assert k[0] > 0 > k[2] and abs(k.sum()) < 1e-12
+    assert np.allclose(_hidden_factor("release", q, 1.0), (q - 1.0) * q)
+    assert np.allclose(_hidden_factor("consistent", q, 1.0), (1.0 - q) * q)
+
+
+def test_hidden_learning_rate_and_l2_apply_to_u_and_v_only(index):
+    slow, fast = _net(index, hidden_alpha=0.0), _net(index, hidden_alpha=0.5)
+    _learn(slow)
+    _learn(fast)
+    assert not slow.u.any() and not slow.v.any() and slow.w.any()
+    assert fast.u.any() and fast.v.any()
