@@ -113,6 +113,9 @@ def add_search_options(p) -> None:
                    help="starting weight of the grounding (match) output features")
     m.add_argument("--table-bits", type=int, default=18, help="log2 of each weight table size")
     m.add_argument("--max-sentences", type=int, default=None, help="candidate sentence cap")
+    m.add_argument("--rank-sentences", choices=("document", "state", "state-action"),
+                   default="document", help="which sentences the cap keeps: first in the "
+                   "document, or those sharing most words with the state (and action) labels")
 
 
 def configs(args):
@@ -144,6 +147,7 @@ def configs(args):
         prior_overlap=finite("prior-overlap", args.prior_overlap),
         prior_match=finite("prior-match", args.prior_match),
         table_bits=args.table_bits, max_sentences=args.max_sentences,
+        rank_sentences=args.rank_sentences,
     )  # fmt: skip
     return scfg, mcfg
 

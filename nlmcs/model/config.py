@@ -72,7 +72,11 @@ class ModelConfig:
     min_count: int = 5
     """Manual stems seen fewer times are dropped (as are stop words and punctuation)."""
     max_sentences: int | None = None
-    """Cap on candidate sentences per agent (the first ones in document order); None keeps all."""
+    """Cap on candidate sentences per agent; None keeps all that hold the agent's word."""
+    rank_sentences: Literal["document", "state", "state-action"] = "document"
+    """Which sentences the cap keeps: the first in document order, or those sharing most stems
+    with the agent's state labels (one set per agent and state, the same for all its actions),
+    or with the state's and the candidate action's labels (a set per action)."""
     game_features: bool = True
     """Output features action x agent x state labels (always on for `linear`)."""
     grounding_features: bool = True

@@ -123,7 +123,7 @@ class ValueNetwork:
             self._part_cache[key] = found
         return found
 
-    def _unit_scores(self, key: str, uw: UnitWords):
+    def _unit_scores(self, key: tuple, uw: UnitWords):
         """(phi of bag of words + word x unit per row, static psi score per word (Wc, 3))."""
         found = self._part_cache.get(key)
         if found is None:
@@ -170,7 +170,7 @@ class ValueNetwork:
             return SigScores(game, p, lang, None, None, None, game + float(p @ lang))
         uw = feats.unit
         n_rows = len(uw.sentences)
-        unit_phi, static = self._unit_scores(sig.unit, uw)
+        unit_phi, static = self._unit_scores(uw.key, uw)
         parts = [self._part_scores(k, p, uw) for k, p in zip(feats.keys, feats.parts,
                                                                strict=True)]  # fmt: skip
         logits = np.empty(n_rows + 1)

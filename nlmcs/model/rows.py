@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from manual_pipeline.words import stem
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import (
     ROOT,
@@ -35,8 +36,11 @@ from nlmcs.model.features import (
 
 @dataclass
 class UnitWords:
-    """Weight-free slots of the candidate sentences of one agent word (C sentences, Wc words)."""
+    """Weight-free slots of one candidate-sentence set (C sentences, Wc words): all sentences of
+    an agent word, or, ranked by overlap, the top ones for a set of label words."""
 
+    key: tuple  # identifies the set in every cache: (agent word,) or (agent word, label stems)
+    unit: str  # the agent's words
     sentences: np.ndarray  # (C,) sentence ids
     words: np.ndarray  # (Wc,) global word index
     rows: np.ndarray  # (Wc,) candidate row of each word
@@ -125,13 +129,39 @@ class FeatureRows:
     def text(self) -> bool:
         return self.config.kind in ("relevance-only", "text")
 
-    def unit_words(self, agent: tuple[str, ...]) -> UnitWords:
-        key = " ".join(agent)
-        found = self._units.get(key)
-        if found is not None:
+    def candidate_words(self, sig: Signature) -> UnitWords:
+        """The candidate sentences of `sig` with their words' weight-free slots."""
+        cfg, ix, unit = self.config, self.index, sig.unit
+        if cfg.rank_sentences != "document" and cfg.max_sentences is not None:
+            phrases = sig.state + (sig.action if cfg.rank_sentences == "state-action" else ())
+            labels = tuple(sorted({stem(w) for phrase in phrases for w in phrase.split()}))
+            key = (unit, labels)
+            found = self._units.get(key)
+            if found is None:
+                found = self._words(key, sig.agent, self._ranked(sig.agent, labels))
             return found
+        key = (unit,)
+        found = self._units.get(key)
+        if found is None:
+            found = self._words(key, sig.agent, ix.candidates(sig.agent, cfg.max_sentences))
+        return found
+
+    def _ranked(self, agent: tuple[str, ...], labels: tuple[str, ...]) -> np.ndarray:
+        """The agent's `max_sentences` sentences holding most of the label stems (ties: the
+        earlier sentence), in document order."""
+        ix = self.index
+        pool = ix.candidates(agent, None)
+        score = np.zeros(len(pool))
+        for label in labels:
+            found = ix.by_stem.get(label)
+            if found is not None:
+                score += np.isin(pool, found)
+        best = np.lexsort((pool, -score))[: self.config.max_sentences]
+        return np.sort(pool[best])
+
+    def _words(self, key: tuple, agent: tuple[str, ...], sentences: np.ndarray) -> UnitWords:
         ix, b = self.index, self.bits
-        sentences = ix.candidates(agent, self.config.max_sentences)
+        unit = " ".join(agent)
         words, rows = ix.words_of(sentences)
         local = np.full(len(ix.stem_id), -1, dtype=np.int64)
         local[words] = np.arange(len(words))
@@ -142,15 +172,17 @@ class FeatureRows:
         levels = [np.flatnonzero(depth == d) for d in range(top)]
         stems = ix.stem_id[words]
         phi_word = np.stack(
-            [slots(mix(T.BOW, stems), b), slots(mix(T.WORD_UNIT, stems, sid(key)), b)], axis=1
+            [slots(mix(T.BOW, stems), b), slots(mix(T.WORD_UNIT, stems, sid(unit)), b)], axis=1
         )
         norm = np.ones(len(words))
         if self.config.normalize and len(words):
             norm = 1.0 / np.bincount(rows, minlength=len(sentences))[rows]
         found = UnitWords(
-            sentences, words, rows, parent, levels, phi_word, slots(ix.psi_static[words], b),
-            np.isin(stems, stem_ids(agent)), norm,
+            key, unit, sentences, words, rows, parent, levels, phi_word,
+            slots(ix.psi_static[words], b), np.isin(stems, stem_ids(agent)), norm,
         )
+        if len(self._units) > 20000:  # bound memory over long games
+            self._units.clear()
         self._units[key] = found
         return found
 
@@ -158,7 +190,7 @@ class FeatureRows:
         found = self._parts.get(key)
         if found is not None:
             return found
-        kind, _, label = key
+        kind, label = key[0], key[2]
         b, s, off = self.bits, stems, self.text_offset
         lab = np.arange(2, dtype=np.uint64)[None, :]
         n = len(uw.sentences)
@@ -172,9 +204,9 @@ class FeatureRows:
                 None,
             )
         elif kind == "action":
-            unit, act = sid(key[1]), sid(label)
+            unit, act = sid(uw.unit), sid(label)
             mask = np.isin(s, stem_ids(label.split()))
-            in_labels = np.isin(s, stem_ids([key[1], label]))
+            in_labels = np.isin(s, stem_ids([uw.unit, label]))
             found = Part(
                 None,
                 slots(mix(T.LANG_UA, s, unit, act), b) + off,
@@ -215,9 +247,9 @@ class FeatureRows:
             feats.latent_f = (slots(mix(T.LATENT_F, k, parts[None, :], sid(sig.action_key)), b)
                               + self.text_offset)
         elif self.text:
-            uw = self.unit_words(sig.agent)
+            uw = self.candidate_words(sig)
             stems = self.index.stem_id[uw.words]
-            unit = sig.unit
+            unit = uw.key
             keys = [("atype", unit, sig.atype), ("action", unit, sig.action_key)]
             keys += [("state", unit, label) for label in sig.state]
             feats.unit = uw

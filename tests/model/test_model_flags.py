@@ -126,3 +126,24 @@ def test_hidden_learning_rate_and_l2_apply_to_u_and_v_only(index):
     _learn(fast)
     assert not slow.u.any() and not slow.v.any() and slow.w.any()
     assert fast.u.any() and fast.v.any()
+
+
+def test_overlap_ranking_keeps_the_sentences_that_share_label_words(index):
+    net = _net(index, rank_sentences="state-action", max_sentences=2)
+    mine = Signature(("settlers",), ("mine",), "mine", ("hills",))
+    ids, _ = net.relevance(SIG)
+    assert ids.tolist() == [0, 1, -1]  # "irrigate grassland" first, then the earliest other
+    ids, _ = net.relevance(mine)
+    assert ids.tolist() == [0, 1, -1]  # "mine hills" (1) and the earliest other (0)
+    wait = Signature(("settlers",), ("sing",), "sing", ("hills",))
+    assert net.relevance(wait)[0].tolist() == [1, 2, -1]  # "mine hills", "sing songs"
+    doc = _net(index, max_sentences=2)
+    assert doc.relevance(wait)[0].tolist() == [0, 1, -1]  # document order ignores the labels
+    cheese = Signature(("settlers",), ("sing",), "sing", ("cheese",))
+    assert net.relevance(cheese)[0].tolist() == [2, 4, -1]  # "sing songs", "eat cheese"
+    state = _net(index, rank_sentences="state", max_sentences=2)
+    assert state.relevance(cheese)[0].tolist() == [0, 4, -1]  # by "cheese" alone
+    same_state = Signature(("settlers",), ("mine",), "mine", ("cheese",))
+    assert state.features(cheese).unit is state.features(same_state).unit
+    _learn(net)  # rows of per-signature candidate sets train as the shared ones do
+    assert net.u.any() and net.w.any()
