@@ -83,5 +83,10 @@ class ModelConfig:
     """Two shared output features counting action-/state-labelled words of the chosen sentence
     that match the candidate action's / the state's labels (an addition to the release)."""
 
+    backend: Literal["numba", "numpy"] = "numba"
+    """numba: compiled scoring of the text kinds and compiled update sweeps
+    (`nlmcs.model.kernels`); numpy: the reference code they are checked against. Both give the
+    same values (within 1e-9) and the same games."""
+
     def to_dict(self) -> dict:
         return asdict(self)

@@ -113,6 +113,10 @@ def update(net: ValueNetwork, decisions: Sequence[Decision], reward: float) -> N
         net.reward_sum += reward
         net.reward_count += 1
     f = batch.f
+    if cfg.backend == "numba":
+        _compiled_sweeps(net, batch, n, target, h_alpha, h_l2)
+        net.weights_changed()
+        return
     for _ in range(cfg.passes):
         q = np.bincount(f.row, weights=net.w[f.slot] * f.val, minlength=n)
         err = target - q
@@ -151,6 +155,26 @@ def update(net: ValueNetwork, decisions: Sequence[Decision], reward: float) -> N
         if dv is not None:
             np.add.at(net.v, batch.psi.slot, dv)
     net.weights_changed()
+
+
+RULES = {"release": 0, "consistent": 1, "error": 2}
+
+
+def _compiled_sweeps(net: ValueNetwork, batch: _Batch, n: int, target: float, h_alpha: float,
+                     h_l2: float) -> None:
+    """The sweeps below in one compiled call (`kernels.sweeps`); the numpy loop is the
+    reference it is tested against."""
+    from nlmcs.model.kernels import sweeps
+
+    cfg = net.config
+    empty = _cat([])
+    phi = batch.phi if batch.phi is not None else empty
+    psi = batch.psi if batch.psi is not None else empty
+    sweeps(cfg.passes, target, RULES[cfg.hidden_update], cfg.alpha, cfg.l2, h_alpha, h_l2,
+           cfg.temperature, batch.f.slot, batch.f.val, batch.f.row, n,
+           phi.slot, phi.val, phi.row, batch.row_owner, batch.row_start, batch.chosen_row,
+           psi.slot, psi.val, psi.row, batch.word_owner, batch.word_label,
+           net.u, net.v, net.w)  # fmt: skip
 
 
 def _hidden_factor(rule: str, q: np.ndarray, target: float) -> np.ndarray:

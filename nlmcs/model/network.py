@@ -106,9 +106,37 @@ class ValueNetwork:
     def scores(self, sig: Signature) -> SigScores:
         found = self._scores.get(sig)
         if found is None:
-            found = self._compute_scores(sig)
+            if self.config.backend == "numba" and self.text:
+                found = self._compiled_scores(sig)
+            else:
+                found = self._compute_scores(sig)
             self._scores[sig] = found
         return found
+
+    def _compiled_scores(self, sig: Signature) -> SigScores:
+        """The text kinds' scores in one compiled call (`kernels.text_scores`); the numpy code
+        below (`_compute_scores`) is the reference it is tested against."""
+        from nlmcs.model.kernels import text_scores
+
+        cfg, rows = self.config, self.rows
+        feats = self.features(sig)
+        uw = feats.unit
+        n = len(uw.sentences)
+        state_overlap = rows.state_overlap(feats) if cfg.overlap_state else np.zeros(n)
+        p, lang, cond, marg, pred, expected = text_scores(
+            n, uw.rows, uw.parent, uw.order, uw.norm,
+            uw.phi_word, feats.parts[0].phi, feats.parts[1].overlap, state_overlap,
+            cfg.overlap_state,
+            np.stack([part.lang for part in feats.parts]),
+            np.stack([part.pred for part in feats.parts]), feats.match,
+            cfg.grounding_features, uw.psi_static, feats.flags, cfg.kind == "text",
+            self.u, self.v, self.w, rows.overlap_slot, rows.overlap_state_slot, rows.null_slots,
+            rows.flag_slots, rows.plabel_slots, rows.match_slots, cfg.temperature,
+            float(self.w[feats.game].sum()),
+        )  # fmt: skip
+        if cfg.kind != "text":
+            return SigScores(float(self.w[feats.game].sum()), p, lang, None, None, None, expected)
+        return SigScores(float(self.w[feats.game].sum()), p, lang, pred, cond, marg, expected)
 
     def _part_scores(self, key: tuple, part: Part, uw: UnitWords):
         """(phi per row or None, w . f_language per row, w . f_predicate per word (Wc, 2))."""

@@ -46,6 +46,7 @@ class UnitWords:
     rows: np.ndarray  # (Wc,) candidate row of each word
     parent: np.ndarray  # (Wc,) local index of the parent word, -1 under the root
     levels: list[np.ndarray]  # local word indices by depth, parents first
+    order: np.ndarray  # (Wc,) the same, flat
     phi_word: np.ndarray  # (Wc, 2) u slots: bag of words, word x unit
     psi_static: np.ndarray  # (Wc, 3, 7) v slots
     in_unit: np.ndarray  # (Wc,) the word is one of the agent's words
@@ -178,7 +179,8 @@ class FeatureRows:
         if self.config.normalize and len(words):
             norm = 1.0 / np.bincount(rows, minlength=len(sentences))[rows]
         found = UnitWords(
-            key, unit, sentences, words, rows, parent, levels, phi_word,
+            key, unit, sentences, words, rows, parent, levels, np.argsort(depth, kind="stable"),
+            phi_word,
             slots(ix.psi_static[words], b), np.isin(stems, stem_ids(agent)), norm,
         )
         if len(self._units) > 20000:  # bound memory over long games

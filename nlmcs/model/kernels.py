@@ -1,0 +1,180 @@
+"""Compiled (numba) loops for the value network's hot paths: scoring a candidate and the
+online update's sweeps.
+
+Each kernel computes exactly what the numpy code in `nlmcs.model.network` and
+`nlmcs.model.learner` computes (those stay the reference; `tests/model/test_model_kernels.py`
+checks both agree within 1e-9 and play the same games), but in one call with plain loops: the
+numpy code spends most of its time in per-call overhead on arrays of a few hundred entries.
+Names follow the paper: u weighs phi (relevance), v psi (labels), w f (output).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+ROOT = 3  # parent label of a word under the sentence root (nlmcs.model.features.ROOT)
+
+
+@njit(cache=True)
+def _softmax_into(x, out, temperature):
+    m = x[0] / temperature
+    for i in range(1, len(x)):
+        m = max(m, x[i] / temperature)
+    s = 0.0
+    for i in range(len(x)):
+        out[i] = np.exp(x[i] / temperature - m)
+        s += out[i]
+    for i in range(len(x)):
+        out[i] /= s
+
+
+@njit(cache=True)
+def text_scores(
+    n_rows, rows, parent, order, norm,  # candidate sentences and their words (Wc)
+    phi_word, atype_phi, overlap, state_overlap, use_state_overlap,  # relevance features
+    lang_slots, pred_slots, match, grounding,  # output features: (P, Wc), (P, Wc, 2), (Wc, 2)
+    psi_static, flags, labels,  # label features: (Wc, 3, 7), (Wc, 3); labels False: relevance-only
+    u, v, w, overlap_slot, overlap_state_slot, null_slots, flag_slots, plabel_slots, match_slots,
+    temperature, game,
+):
+    """E[Q] of one signature of the text kinds and the pieces sampling needs: relevance p
+    (C+1), language score per row (C+1), p(z | parent label) (Wc, 4, 3), label marginals
+    (Wc, 3) and predicate score per word and label (Wc, 3)."""
+    n_words = len(rows)
+    n_parts = lang_slots.shape[0]
+    logits = np.zeros(n_rows + 1)
+    lang = np.zeros(n_rows + 1)
+    for j in range(n_words):
+        r = rows[j]
+        logits[r] += (u[phi_word[j, 0]] + u[phi_word[j, 1]] + u[atype_phi[j]]) * norm[j]
+        s = 0.0
+        for k in range(n_parts):
+            s += w[lang_slots[k, j]]
+        lang[r] += s * norm[j]
+    u_overlap = u[overlap_slot]
+    u_state = u[overlap_state_slot]
+    for r in range(n_rows):
+        logits[r] += u_overlap * overlap[r]
+        if use_state_overlap:
+            logits[r] += u_state * state_overlap[r]
+    logits[n_rows] = u[null_slots[0]] + u[null_slots[1]]
+    p = np.empty(n_rows + 1)
+    _softmax_into(logits, p, temperature)
+    cond = np.zeros((n_words, 4, 3))
+    marg = np.zeros((n_words, 3))
+    pred = np.zeros((n_words, 3))
+    per_row = lang.copy()
+    if labels:
+        logit = np.empty(3)
+        row = np.empty(3)
+        for j in range(n_words):
+            for lab in range(3):
+                s = 0.0
+                for t in range(psi_static.shape[2]):
+                    s += v[psi_static[j, lab, t]]
+                for f in range(3):
+                    if flags[j, f]:
+                        s += v[flag_slots[f, lab]]
+                logit[lab] = s
+            for lp in range(4):
+                for lab in range(3):
+                    row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
+                _softmax_into(row, cond[j, lp], temperature)
+            for lab in range(2):
+                s = 0.0
+                for k in range(n_parts):
+                    s += w[pred_slots[k, j, lab]]
+                s *= norm[j]
+                if grounding:
+                    s += match[j, lab] * w[match_slots[lab]] * norm[j]
+                pred[j, lab] = s
+        for i in range(n_words):  # parents before children
+            j = order[i]
+            par = parent[j]
+            for lab in range(3):
+                if par < 0:
+                    marg[j, lab] = cond[j, ROOT, lab]
+                else:
+                    marg[j, lab] = (marg[par, 0] * cond[j, 0, lab] + marg[par, 1] * cond[j, 1, lab]
+                                    + marg[par, 2] * cond[j, 2, lab])
+        for j in range(n_words):
+            per_row[rows[j]] += marg[j, 0] * pred[j, 0] + marg[j, 1] * pred[j, 1]
+    expected = game
+    for r in range(n_rows + 1):
+        expected += p[r] * per_row[r]
+    return p, lang, cond, marg, pred, expected
+
+
+@njit(cache=True)
+def sweeps(
+    passes, target, rule, alpha, l2, h_alpha, h_l2, temperature,
+    f_slot, f_val, f_row, n_data,  # output features per datapoint
+    phi_slot, phi_val, phi_row, row_owner, row_start, chosen_row,  # relevance rows
+    psi_slot, psi_val, psi_row, word_owner, word_label,  # label rows, 3 per word
+    u, v, w,
+):
+    """`passes` sweeps of `nlmcs.model.learner.update` over one roll-out's datapoints: each
+    scores them all with the weights it starts from, then applies their updates together."""
+    n_rows = len(row_owner)
+    n_lab = len(word_owner)
+    q = np.empty(n_data)
+    k = np.empty(n_data)
+    dw = np.empty(len(f_slot))
+    du = np.empty(len(phi_slot))
+    dv = np.empty(len(psi_slot))
+    logits = np.empty(n_rows)
+    prob = np.empty(n_rows)
+    lab_logits = np.empty(3 * n_lab)
+    for _ in range(passes):
+        q[:] = 0.0
+        for e in range(len(f_slot)):
+            q[f_row[e]] += w[f_slot[e]] * f_val[e]
+        mean_sq = 0.0
+        for d in range(n_data):
+            mean_sq += (q[d] - target) ** 2
+        mean_sq /= max(n_data, 1)
+        for d in range(n_data):
+            if rule == 0:  # release
+                k[d] = (q[d] - target) * q[d]
+            elif rule == 1:  # consistent
+                k[d] = (target - q[d]) * q[d]
+            else:  # error
+                k[d] = mean_sq - (q[d] - target) ** 2
+        for e in range(len(f_slot)):
+            dw[e] = alpha * ((target - q[f_row[e]]) * f_val[e] - l2 * w[f_slot[e]])
+        if n_rows:
+            logits[:] = 0.0
+            for e in range(len(phi_slot)):
+                logits[phi_row[e]] += u[phi_slot[e]] * phi_val[e]
+            for d in range(len(row_start)):
+                lo = row_start[d]
+                hi = row_start[d + 1] if d + 1 < len(row_start) else n_rows
+                _softmax_into(logits[lo:hi], prob[lo:hi], temperature)
+            for e in range(len(phi_slot)):
+                r = phi_row[e]
+                coef = (1.0 if r == chosen_row[row_owner[r]] else 0.0) - prob[r]
+                decay = h_l2 * u[phi_slot[e]] if phi_val[e] != 0 else 0.0
+                du[e] = h_alpha * (k[row_owner[r]] * coef * phi_val[e] - decay)
+        if n_lab:
+            lab_logits[:] = 0.0
+            for e in range(len(psi_slot)):
+                lab_logits[psi_row[e]] += v[psi_slot[e]] * psi_val[e]
+            lab_prob = np.empty(3 * n_lab)
+            for j in range(n_lab):
+                _softmax_into(lab_logits[3 * j: 3 * j + 3], lab_prob[3 * j: 3 * j + 3],
+                              temperature)
+            for e in range(len(psi_slot)):
+                r = psi_row[e]
+                j = r // 3
+                coef = (1.0 if r - 3 * j == word_label[j] else 0.0) - lab_prob[r]
+                decay = h_l2 * v[psi_slot[e]] if psi_val[e] != 0 else 0.0
+                dv[e] = h_alpha * (k[word_owner[j]] * coef * psi_val[e] - decay)
+        for e in range(len(f_slot)):
+            w[f_slot[e]] += dw[e]
+        if n_rows:
+            for e in range(len(phi_slot)):
+                u[phi_slot[e]] += du[e]
+        if n_lab:
+            for e in range(len(psi_slot)):
+                v[psi_slot[e]] += dv[e]

@@ -1,0 +1,107 @@
+"""Differential tests: the compiled kernels (`backend="numba"`) against the numpy reference."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from toy_game import ToyGame, make_manual
+
+from nlmcs.games.base import step
+from nlmcs.model.config import ModelConfig
+from nlmcs.model.features import ManualIndex, Signature
+from nlmcs.model.learner import update
+from nlmcs.model.network import ValueNetwork
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.methods import make_planner
+
+SIGS = [
+    Signature(("settlers",), ("irrigate",), "irrigate", ("grassland",)),
+    Signature(("settlers",), ("mine",), "mine", ("hills", "river")),
+    Signature(("settlers",), ("move", "north"), "move", ()),
+    Signature(("civilization",), ("research bronze working",), "research", ()),
+    Signature(("warriors",), ("wait",), "wait", ("grassland",)),
+]
+VARIANTS = [
+    {},
+    {"normalize": True, "overlap_state": True, "grounding_features": False},
+    {"rank_sentences": "state", "max_sentences": 2, "temperature": 0.7},
+]
+
+
+@pytest.fixture(scope="module")
+def index():
+    return ManualIndex.build(make_manual(), min_count=1)
+
+
+def _pair(index, **kw):
+    nets = []
+    for backend in ("numpy", "numba"):
+        cfg = ModelConfig(min_count=1, backend=backend, **kw)
+        nets.append(ValueNetwork(cfg, index if cfg.kind != "linear" else None))
+    rng = np.random.default_rng(0)
+    for table in ("u", "v", "w"):
+        values = rng.normal(0, 0.5, size=getattr(nets[0], table).shape)
+        for net in nets:
+            getattr(net, table)[:] = values
+            net.weights_changed()
+    return nets
+
+
+@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_compiled_scores_equal_the_reference(index, kind, variant):
+    ref, fast = _pair(index, kind=kind, **variant)
+    for sig in SIGS:
+        a, b = ref.scores(sig), fast.scores(sig)
+        assert b.expected == pytest.approx(a.expected, abs=1e-9)
+        assert np.allclose(a.p, b.p, atol=1e-12) and np.allclose(a.lang, b.lang, atol=1e-12)
+        if kind == "text":
+            assert np.allclose(a.cond, b.cond, atol=1e-12)
+            assert np.allclose(a.marg, b.marg, atol=1e-12)
+            assert np.allclose(ref._pred(sig, a), b.pred, atol=1e-12)
+        for seed in range(3):
+            da = ref.sample(sig, np.random.default_rng(seed))
+            db = fast.sample(sig, np.random.default_rng(seed))
+            assert (da.y, da.z) == (db.y, db.z) and db.q == pytest.approx(da.q, abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["linear", "nonlinear", "relevance-only", "text"])
+@pytest.mark.parametrize("rule", ["release", "consistent", "error"])
+def test_compiled_sweeps_equal_the_reference(index, kind, rule):
+    ref, fast = _pair(index, kind=kind, hidden_update=rule, alpha=0.05, hidden_alpha=0.2,
+                      center=True, normalize=kind == "text")
+    rng = np.random.default_rng(1)
+    for reward in (1.0, 0.0, 0.4):
+        decisions = [ref.sample(s, rng) for s in SIGS]
+        for net in (ref, fast):
+            update(net, decisions, reward)
+    for table in ("u", "v", "w"):
+        assert np.allclose(getattr(ref, table), getattr(fast, table), atol=1e-9, rtol=0)
+    assert np.abs(ref.w - 0).sum() > 0
+
+
+@pytest.mark.parametrize("method", ["linear", "nonlinear", "relevance-only", "text",
+                                    "random-text"])
+def test_both_backends_play_the_same_game(method):
+    game = ToyGame(units=2, max_turns=4)
+    moves = []
+    for backend in ("numpy", "numba"):
+        cfg = ModelConfig(min_count=1, backend=backend, persist="hidden", center=True)
+        planner = make_planner(method, game=game, manual=make_manual(), model_config=cfg,
+                               search_config=SearchConfig(rollouts=12, depth=3, batch=4),
+                               seed=3)  # fmt: skip
+        state, rng, played = game.new_initial_state(2), np.random.default_rng(2), []
+        while not state.is_terminal():
+            move = planner.choose(state, 0, rng)
+            played.append((sorted(move.items()), planner.last_stats["mean_reward"]))
+            step(state, 0, move, {1: game.policy("builtin")}, rng)
+        planner.close()
+        moves.append(played)
+    assert moves[0] == moves[1]
+
+
+def test_reference_is_one_switch():
+    assert ModelConfig().backend == "numba"
+    assert dataclasses.replace(ModelConfig(), backend="numpy").backend == "numpy"
