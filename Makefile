@@ -16,14 +16,12 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# The main job on shipped defaults: parse the strategy guide, build its random-text twin, and play a
-# short text-grounded game against the built-in AI at a small budget, logging every decision.
+# The main job on shipped defaults: parse the strategy guide (its random-text twin is built on first
+# use) and run the quick ablation: every method on the same 20 small-map games against the
+# built-in AI, with the win table, paired tests and plots written to results/demo-ablation/.
 demo: $(STAMP)
 	$(BIN)/nlmcs manual ingest data/manuals/civ-guide.md
-	$(BIN)/nlmcs manual shuffle civ-guide --seed 0
-	mkdir -p results
-	$(BIN)/nlmcs play --method text --manual civ-guide --opponent builtin --map small --seed 0 \
-		--steps 10 --rollouts 50 --depth 10 --log-decisions results/demo-decisions.jsonl
+	$(BIN)/nlmcs ablation run --preset quick --out results/demo-ablation
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

@@ -1,0 +1,257 @@
+"""`nlmcs ablation run|report|status`: paired games of several methods, tables, tests and plots.
+
+`run` plays in local worker processes, or on a Dask cluster with `--scheduler` (or
+`DASK_SCHEDULER_ADDRESS`); re-running the same command resumes a stopped run. `report`
+rebuilds the tables and plots from the stored games; `status` says what is done and what is left.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import sys
+from pathlib import Path
+
+from nlmcs.commands.options import (
+    add_command,
+    add_corpus_options,
+    add_game_options,
+    add_group,
+    add_search_options,
+    configs,
+    corpus_options,
+    csv_ints,
+    csv_names,
+    make_game,
+)
+from nlmcs.errors import UserInputError
+from nlmcs.experiments.ablation.spec import DEFAULT_METHODS, PRESETS, AblationSpec, get_preset
+
+RUN_EXAMPLE = ("nlmcs ablation run --methods text,random-text,nonlinear,linear,uct --manual "
+               "civ-guide --games 200 --steps 100 --rollouts 500 --depth 20 --opponent builtin "
+               "--seed 0 --out runs/paper --workers 2")  # fmt: skip
+
+
+def register(sub) -> None:
+    actions = add_group(sub, "ablation",
+                        help="paired games of several methods: win rates, paired tests, plots",
+                        example="nlmcs ablation run --preset quick --out runs/quick",
+                        dest="ablation_action")  # fmt: skip
+    p = add_command(actions, "run", func=run_cli, example=RUN_EXAMPLE,
+                    help="play every method on the same seeds and store each game as it ends "
+                         "(re-run the same command to resume)")  # fmt: skip
+    # --rollouts (a list here) and --workers (game processes here) replace the search group's.
+    p.conflict_handler = "resolve"
+    g = p.add_argument_group("ablation")
+    g.add_argument("--preset", choices=sorted(PRESETS),
+                   help="quick: small map, full 12-turn games, 10 x 5 roll-outs, 20 games "
+                        "(minutes); paper: 40x25 map, 100 steps, 500 x 20, 200 games (the "
+                        "default settings); explicit options override the preset")  # fmt: skip
+    g.add_argument("--methods", help=f"comma-separated methods (default: "
+                   f"{','.join(DEFAULT_METHODS)})")
+    g.add_argument("--manual", default="civ-guide", help="manual of the text methods "
+                   "(random-text reads its twin NAME-random)")
+    g.add_argument("--games", type=int, help="paired games per method (more can be added later)")
+    g.add_argument("--steps", type=int, help="real steps per game")
+    g.add_argument("--full-games", action="store_true",
+                   help="play every game to its end (the turn limit, --max-turns)")
+    g.add_argument("--opponent", default="builtin", help="builtin[:easy|normal|hard], random, ...")
+    g.add_argument("--seed", type=int, default=0, help="S: game i of every method uses a seed "
+                   "derived from (S, i)")
+    g.add_argument("--out", type=Path, help="run folder (default: runs/PRESET or runs/ablation)")
+    g.add_argument("--force-mix", action="store_true",
+                   help="add games to a run folder that holds another configuration")
+    g.add_argument("--no-progress", action="store_true", help="no progress bar")
+    x = p.add_argument_group("where games run")
+    x.add_argument("--scheduler", default=os.environ.get("DASK_SCHEDULER_ADDRESS"),
+                   help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 (default: "
+                        "$DASK_SCHEDULER_ADDRESS)")  # fmt: skip
+    x.add_argument("--connect-timeout", type=float, default=5.0,
+                   help="seconds to wait for the scheduler")
+    add_game_options(p)
+    add_search_options(p)
+    add_corpus_options(p)
+    g.add_argument("--rollouts", help="roll-outs per real step; several (50,100,200) make one "
+                   "arm per method and budget, named method@rollouts")
+    x.add_argument("--workers", type=int, help="local game processes (default: usable CPUs); "
+                   "each game runs its roll-outs in one process")
+    p.set_defaults(map=None, depth=None)
+
+    r = add_command(actions, "report", func=report_cli,
+                    help="rebuild the tables, paired tests and plots from a run's stored games",
+                    example="nlmcs ablation report runs/quick")  # fmt: skip
+    r.add_argument("run", type=Path, help="run folder")
+    r.add_argument("--skip-bad-lines", action="store_true",
+                   help="report the good rows of a damaged results file (bad lines are named)")
+    s = add_command(actions, "status", func=status_cli,
+                    help="games done and left per method in a run folder",
+                    example="nlmcs ablation status runs/quick")  # fmt: skip
+    s.add_argument("run", type=Path, help="run folder")
+
+
+def register_bench(bench_sub) -> None:
+    """No benchmark of its own (`nlmcs bench search` times the methods)."""
+
+
+def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
+    """The spec from the options: explicit options, else the preset's, else the defaults."""
+    preset = get_preset(args.preset)
+    methods = tuple(csv_names(args.methods)) if args.methods else DEFAULT_METHODS
+    rollouts = (tuple(csv_ints(args.rollouts, "rollouts")) if args.rollouts
+                else preset.rollouts)  # fmt: skip
+    # A preset's turn limit means full games, unless the user asked for a step count.
+    full_games = args.full_games or (preset.max_turns is not None and args.steps is None)
+    if args.full_games and args.steps is not None:
+        raise UserInputError("--full-games plays to the turn limit; give --max-turns, not --steps")
+    ns = argparse.Namespace(**{**vars(args), "map": args.map or preset.map,
+                               "rollouts": rollouts[0], "workers": 1,
+                               "depth": args.depth if args.depth is not None else preset.depth,
+                               "max_turns": args.max_turns if args.max_turns is not None
+                               else (preset.max_turns if full_games else None)})  # fmt: skip
+    game = make_game(ns)
+    search, model = configs(ns)
+    config = getattr(game, "config", None)
+    max_turns = getattr(config, "max_turns", None)
+    if full_games:
+        if max_turns is None:
+            raise UserInputError(f"game {args.game!r} has no turn limit for --full-games")
+        steps = int(max_turns)
+    else:
+        steps = args.steps if args.steps is not None else preset.steps
+    options = {"preset": ns.map} if args.game == "civ" else {}
+    if ns.max_turns is not None:
+        options["max_turns"] = ns.max_turns
+    spec = AblationSpec(
+        methods=methods, rollouts=rollouts,
+        games=args.games if args.games is not None else preset.games, seed=args.seed,
+        steps=steps, opponent=args.opponent, game=args.game, game_options=options,
+        full_games=full_games, manual=args.manual, search=search, model=model,
+        corpus=corpus_options(args),
+    )  # fmt: skip
+    return spec, args.out or Path("runs") / (args.preset or "ablation")
+
+
+def _usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def run_cli(args: argparse.Namespace) -> int:
+    from nlmcs.experiments.ablation.runner import prepare_run
+
+    spec, out = build_spec(args)
+    if args.workers is not None and args.workers < 1:
+        raise UserInputError(f"--workers must be at least 1, got {args.workers}")
+    prepared = prepare_run(spec=spec, out=out, force_mix=args.force_mix)
+    arms = [a.label for a in spec.arms()]
+    wins = {a: [0, 0] for a in arms}
+    for row in prepared.stored:
+        if row["arm"] in wins:
+            wins[row["arm"]][0] += row["outcome"] == "win"
+            wins[row["arm"]][1] += 1
+    if not prepared.jobs:
+        print(f"{out}: all {prepared.total} games are stored; nothing to play")
+        return _print_report(out, strict=True)
+    from tqdm import tqdm
+
+    from nlmcs.experiments.ablation.runner import WorkerLost, run_jobs
+
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        with contextlib.ExitStack() as stack:
+            executor, window, where = stack.enter_context(_executor(args, len(prepared.jobs)))
+            print(f"{out}: {len(arms)} arm(s) x {spec.games} games, {prepared.done} stored, "
+                  f"{len(prepared.jobs)} to play {where}", flush=True)
+            bar = stack.enter_context(tqdm(total=prepared.total, initial=prepared.done,
+                                           unit="game", disable=args.no_progress,
+                                           dynamic_ncols=True))  # fmt: skip
+
+            def on_game(row: dict) -> None:
+                if row["arm"] in wins:
+                    wins[row["arm"]][0] += row["outcome"] == "win"
+                    wins[row["arm"]][1] += 1
+                bar.update(1)
+                bar.set_postfix_str(" ".join(f"{a} {100 * w / n:.0f}%"
+                                             for a, (w, n) in wins.items() if n))
+
+            run_jobs(prepared, executor=executor, max_in_flight=window,
+                     force_mix=args.force_mix, on_game=on_game)  # fmt: skip
+    except KeyboardInterrupt:
+        print(f"interrupted: {_stored(out)} of {prepared.total} games are stored in {out}; "
+              "re-run the same command to resume", file=sys.stderr)
+        raise
+    except WorkerLost as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    return _print_report(out, strict=True)
+
+
+@contextlib.contextmanager
+def _executor(args: argparse.Namespace, jobs: int):
+    """(executor, games to keep in flight, where): the Dask cluster's, or a local pool's."""
+    from nlmcs.experiments.ablation.runner import dask_executor, local_pool
+
+    if args.scheduler:
+        with dask_executor(args.scheduler, timeout=args.connect_timeout) as (executor, threads):
+            yield executor, 2 * threads, f"on {args.scheduler} ({threads} worker threads)"
+    else:
+        workers = min(args.workers or _usable_cpus(), jobs)
+        with local_pool(workers) as pool:
+            yield pool, workers, f"in {workers} local process(es)"
+
+
+def _stored(out: Path) -> int:
+    from nlmcs.experiments.ablation.store import RESULTS_NAME, read_results
+
+    return len(read_results(out / RESULTS_NAME, strict=False).rows)
+
+
+def _print_report(folder: Path, *, strict: bool) -> int:
+    from nlmcs.experiments.ablation.report import summary_markdown, write_report
+
+    report = write_report(folder, strict=strict)
+    for bad in report.bad:
+        print(f"warning: {folder} results line {bad.line}: {bad.reason} (skipped)",
+              file=sys.stderr)
+    print()
+    print(summary_markdown(report.arms, report.pairs), end="")
+    print()
+    print("files written: " + ", ".join(str(p) for p in report.files))
+    return 0
+
+
+def report_cli(args: argparse.Namespace) -> int:
+    return _print_report(args.run, strict=not args.skip_bad_lines)
+
+
+def status_cli(args: argparse.Namespace) -> int:
+    from nlmcs.experiments.ablation.report import run_status
+
+    st = run_status(args.run)
+    spec = st.spec
+    steps = f"full games of {spec['steps']} turns" if spec["full_games"] else \
+        f"{spec['steps']} steps"
+    print(f"{st.folder}: {spec['game']} {spec['game_options']}, {steps}, "
+          f"roll-outs {','.join(map(str, spec['rollouts']))} x depth {spec['search']['depth']}, "
+          f"vs {spec['opponent']}, seed {spec['seed']}, nlmcs {spec['version']}")
+    if st.configurations > 1:
+        print(f"note: this folder mixes {st.configurations} configurations (--force-mix)")
+    print(f"{'method':<22}{'done':>6}{'of':>6}{'wins':>6}")
+    for a in st.arms:
+        print(f"{a.arm:<22}{a.done:>6}{a.total or '-':>6}{a.wins:>6}")
+    left = st.total - st.done
+    print(f"{st.done} of {st.total} games done, {left} left"
+          + ("; re-run the same `nlmcs ablation run` to finish" if left else ""))
+    for bad in st.bad:
+        print(f"warning: results line {bad.line}: {bad.reason}", file=sys.stderr)
+    return 0

@@ -1,0 +1,101 @@
+"""One ablation game as a self-contained job, and the function a worker runs on it.
+
+A job carries everything its game needs (spec, arm, seed and, for text methods, the parsed
+manual itself), so a worker on another machine needs the package but not the user's manual
+store. The worker returns the game's row: outcome, scores, timing, and the whole configuration
+the game ran under, with the project version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import socket
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from nlmcs import __version__
+from nlmcs.experiments.ablation.spec import AblationSpec, Arm
+from nlmcs.search.methods import get_method
+
+ROW_FORMAT = "nlmcs-ablation-game/1"
+
+
+@dataclass(frozen=True)
+class GameJob:
+    """Game `index` of one arm."""
+
+    spec: AblationSpec
+    arm: Arm
+    index: int
+    seed: int
+    fingerprint: str
+    manual: object | None = None
+    """The `StoredManual` this method reads (its twin for random-text), or None."""
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.arm.label, self.index)
+
+
+def play_game_job(job: GameJob) -> dict:
+    """Play one game (planner as player 0 against the spec's opponent) and return its row."""
+    from nlmcs.experiments.play import make_player, play
+    from nlmcs.games import make_game
+
+    spec, arm = job.spec, job.arm
+    game = make_game(spec.game, **spec.game_options)
+    search = spec.arm_search(arm)
+    started = time.perf_counter()
+    planner = make_player(arm.method, game=game, opponent=spec.opponent, seed=job.seed,
+                          manual=job.manual, corpus=spec.corpus, search_config=search,
+                          model_config=spec.model)  # fmt: skip
+    result = play(game=game, planner=planner, method=arm.method, opponent=spec.opponent,
+                  seed=job.seed, steps=spec.steps)  # fmt: skip
+    config = getattr(game, "config", None)
+    return game_row(job, result, wall_seconds=time.perf_counter() - started,
+                    game_config=config.to_dict() if hasattr(config, "to_dict") else {})
+
+
+def outcome_of(winner: int | None, finished: bool) -> str:
+    """The planner is player 0: win, loss, draw (over with no winner) or undecided."""
+    if winner is not None:
+        return "win" if winner == 0 else "loss"
+    return "draw" if finished else "undecided"
+
+
+def game_row(job: GameJob, result, *, wall_seconds: float, game_config: dict) -> dict:
+    """The stored row of a finished game (`result`: a `PlayResult`; `game_config`: the game's
+    full configuration as the worker built it)."""
+    spec, arm = job.spec, job.arm
+    method = get_method(arm.method)
+    scores = [float(s) for s in result.scores]
+    opponent_score = max(scores[1:]) if len(scores) > 1 else 0.0
+    sec = result.seconds_per_step
+    model = dataclasses.replace(spec.model, kind=method.model) if method.model else spec.model
+    manual_meta = getattr(job.manual, "meta", None) or {}
+    return {
+        "format": ROW_FORMAT, "arm": arm.label, "method": arm.method, "rollouts": arm.rollouts,
+        "game": job.index, "seed": job.seed, "outcome": outcome_of(result.winner,
+                                                                  result.finished),
+        "winner": result.winner, "finished": bool(result.finished), "steps": int(result.steps),
+        "score": scores[0], "opponent_score": opponent_score,
+        "margin": round(scores[0] - opponent_score, 6), "scores": scores,
+        "seconds_per_step": round(sum(sec) / len(sec), 6) if sec else None,
+        "wall_seconds": round(wall_seconds, 3), "host": socket.gethostname(),
+        "pid": os.getpid(), "finished_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "version": __version__, "fingerprint": job.fingerprint,
+        "config": {
+            "game": spec.game, "game_options": dict(spec.game_options),
+            "game_config": game_config, "steps": spec.steps,
+            "full_games": spec.full_games, "opponent": spec.opponent,
+            "search": spec.arm_search(arm).to_dict(),
+            "model": model.to_dict(), "uses_model": method.model is not None,
+            "corpus": dataclasses.asdict(spec.corpus), "uses_corpus": method.corpus,
+            "manual": ({"name": getattr(job.manual, "name", spec.manual),
+                        "sha256": (manual_meta.get("source") or {}).get("sha256"),
+                        "random": manual_meta.get("random")}
+                       if job.manual is not None else None),
+        },
+    }  # fmt: skip

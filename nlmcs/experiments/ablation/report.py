@@ -1,0 +1,242 @@
+"""Tables, paired tests and plots of an ablation, rebuilt from its stored games at any time.
+
+Writes into the run folder: `games.csv` (every game), `summary.csv` and `summary.md` (per arm:
+wins, losses, undecided, win % with standard error, mean seconds per step, mean score margin,
+games: the papers' table), `pairs.csv` (every arm against every other on their shared seeds;
+see `stats`), `winrate.png`, and with several roll-out budgets `strength_vs_time.png`
+(win % against seconds per step, the papers' figure). Draws count as undecided in the table.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from nlmcs.errors import UserInputError
+from nlmcs.experiments.ablation import stats as st
+from nlmcs.experiments.ablation.store import (
+    RESULTS_NAME,
+    BadLine,
+    read_results,
+    read_run,
+    write_atomic,
+)
+
+GAME_COLUMNS = ("arm", "method", "rollouts", "game", "seed", "outcome", "winner", "finished",
+                "steps", "score", "opponent_score", "margin", "seconds_per_step", "wall_seconds",
+                "host", "finished_at", "version", "fingerprint")  # fmt: skip
+BOOTSTRAP_REPS = 10_000
+
+
+@dataclass
+class ArmSummary:
+    arm: str
+    method: str
+    rollouts: int
+    wins: int
+    losses: int
+    undecided: int
+    win_pct: float
+    win_se_pct: float
+    seconds_per_step: float
+    margin: float
+    margin_se: float
+    games: int
+
+
+@dataclass
+class PairTest:
+    """Arm `a` against arm `b` on the `pairs` seeds both played."""
+
+    a: str
+    b: str
+    pairs: int
+    a_only_wins: int
+    b_only_wins: int
+    sign_p: float
+    win_diff_pct: float
+    win_diff_low_pct: float
+    win_diff_high_pct: float
+    margin_diff: float
+    margin_diff_se: float
+    margin_p: float
+
+
+@dataclass
+class Report:
+    folder: Path
+    arms: list[ArmSummary]
+    pairs: list[PairTest]
+    files: list[Path] = field(default_factory=list)
+    bad: list[BadLine] = field(default_factory=list)
+
+
+def arm_order(rows: list[dict], run: dict | None) -> list[str]:
+    """The spec's arms in table order, then any other arm found in the rows (a mixed run)."""
+    order = list((run or {}).get("spec", {}).get("arms", []))
+    return order + sorted({r["arm"] for r in rows} - set(order))
+
+
+def summarise(rows: list[dict], order: list[str]) -> list[ArmSummary]:
+    out = []
+    for arm in order:
+        mine = [r for r in rows if r["arm"] == arm]
+        if not mine:
+            continue
+        wins = sum(r["outcome"] == "win" for r in mine)
+        losses = sum(r["outcome"] == "loss" for r in mine)
+        p, se = st.win_rate(wins, len(mine))
+        secs = [r["seconds_per_step"] for r in mine if r.get("seconds_per_step") is not None]
+        margin, margin_se = st.mean_se([r["margin"] for r in mine])
+        out.append(ArmSummary(arm, mine[0]["method"], mine[0]["rollouts"], wins, losses,
+                              len(mine) - wins - losses, 100 * p, 100 * se,
+                              sum(secs) / len(secs) if secs else math.nan, margin, margin_se,
+                              len(mine)))  # fmt: skip
+    return out
+
+
+def paired_tests(rows: list[dict], order: list[str], *, reps: int = BOOTSTRAP_REPS,
+                 seed: int = 0) -> list[PairTest]:
+    """Every arm against every later one in `order`, on the games (seeds) both played."""
+    by_arm = {arm: {r["seed"]: r for r in rows if r["arm"] == arm} for arm in order}
+    out = []
+    for i, a in enumerate(order):
+        for b in order[i + 1:]:
+            shared = sorted(set(by_arm[a]) & set(by_arm[b]))
+            if not shared:
+                continue
+            ra, rb = [by_arm[a][s] for s in shared], [by_arm[b][s] for s in shared]
+            wa = [r["outcome"] == "win" for r in ra]
+            wb = [r["outcome"] == "win" for r in rb]
+            a_only, b_only = st.discordant(wa, wb)
+            diff, low, high = st.paired_bootstrap(wa, wb, reps=reps, seed=seed)
+            d = [x["margin"] - y["margin"] for x, y in zip(ra, rb, strict=True)]
+            mdiff, mse = st.mean_se(d)
+            out.append(PairTest(a, b, len(shared), a_only, b_only, st.sign_test(a_only, b_only),
+                                100 * diff, 100 * low, 100 * high, mdiff, mse,
+                                st.signed_rank_test(d)))  # fmt: skip
+    return out
+
+
+def _num(x: float, digits: int) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}f}"
+
+
+def summary_markdown(arms: list[ArmSummary], pairs: list[PairTest], *, title: str = "",
+                     reps: int = BOOTSTRAP_REPS, seed: int = 0) -> str:
+    """The papers' table, then the paired tests, as Markdown."""
+    lines = [f"# {title}", ""] if title else []
+    lines += ["| method | wins | losses | undecided | win % (se) | s/step | margin (se) | games |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
+    for s in arms:
+        lines.append(f"| {s.arm} | {s.wins} | {s.losses} | {s.undecided} | "
+                     f"{s.win_pct:.1f} ({s.win_se_pct:.1f}) | {_num(s.seconds_per_step, 3)} | "
+                     f"{_num(s.margin, 2)} ({_num(s.margin_se, 2)}) | {s.games} |")
+    if pairs:
+        lines += ["", f"Paired on shared seeds. Wins: exact sign test on discordant pairs "
+                  f"(A only / B only) and a {reps:,}-resample paired bootstrap 95% interval "
+                  f"(seed {seed}) of the win-% difference. Score margin (mine minus the "
+                  "opponent's): mean paired difference A - B (se) and Wilcoxon signed-rank p.",
+                  "", "| A vs B | pairs | A only / B only | sign p | win % diff [95% CI] | "
+                  "margin diff (se) | signed-rank p |", "|---|---:|---:|---:|---:|---:|---:|"]
+        for t in pairs:
+            lines.append(f"| {t.a} vs {t.b} | {t.pairs} | {t.a_only_wins} / {t.b_only_wins} | "
+                         f"{t.sign_p:.3g} | {t.win_diff_pct:+.1f} [{t.win_diff_low_pct:+.1f}, "
+                         f"{t.win_diff_high_pct:+.1f}] | {_num(t.margin_diff, 2)} "
+                         f"({_num(t.margin_diff_se, 2)}) | {t.margin_p:.3g} |")
+    return "\n".join(lines) + "\n"
+
+
+def _csv(records: list[dict], columns) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(records)
+    return buf.getvalue()
+
+
+def write_report(folder: Path, *, strict: bool = True) -> Report:
+    """Rebuild every report file from the stored games. `strict`: a bad results line is a
+    `UserInputError` (naming it); otherwise the good rows are reported and the bad lines
+    returned."""
+    folder = Path(folder)
+    run = read_run(folder)
+    if run is None:
+        raise UserInputError(f"{folder}: no ablation run here (no run.json)")
+    results = read_results(folder / RESULTS_NAME, strict=strict)
+    rows = sorted(results.rows, key=lambda r: (r["game"], r["arm"]))
+    order = arm_order(rows, run)
+    seed = int(run["spec"].get("seed", 0))
+    report = Report(folder, summarise(rows, order), paired_tests(rows, order, seed=seed),
+                    bad=results.bad)  # fmt: skip
+    spec = run["spec"]
+    title = (f"Ablation {folder.name}: {spec.get('steps')} steps, depth "
+             f"{spec['search'].get('depth')}, vs {spec.get('opponent')}, seed {seed}")
+    outputs = {
+        "games.csv": _csv(rows, GAME_COLUMNS),
+        "summary.csv": _csv([asdict(s) for s in report.arms], [f.name for f in
+                            fields(ArmSummary)]),
+        "pairs.csv": _csv([asdict(t) for t in report.pairs], [f.name for f in
+                          fields(PairTest)]),
+        "summary.md": summary_markdown(report.arms, report.pairs, title=title, seed=seed),
+    }  # fmt: skip
+    for name, text in outputs.items():
+        write_atomic(folder / name, text)
+        report.files.append(folder / name)
+    if report.arms:
+        from nlmcs.experiments.ablation.plots import strength_vs_time, winrate_figure
+
+        write_atomic(folder / "winrate.png", winrate_figure(report.arms))
+        report.files.append(folder / "winrate.png")
+        if len({s.rollouts for s in report.arms}) > 1:
+            write_atomic(folder / "strength_vs_time.png", strength_vs_time(report.arms))
+            report.files.append(folder / "strength_vs_time.png")
+    return report
+
+
+@dataclass
+class ArmProgress:
+    arm: str
+    done: int
+    total: int
+    wins: int
+
+
+@dataclass
+class RunStatus:
+    """What a run folder holds against what its spec asks for."""
+
+    folder: Path
+    spec: dict
+    arms: list[ArmProgress]
+    configurations: int
+    bad: list[BadLine]
+
+    @property
+    def done(self) -> int:
+        return sum(min(a.done, a.total) for a in self.arms)
+
+    @property
+    def total(self) -> int:
+        return sum(a.total for a in self.arms)
+
+
+def run_status(folder: Path) -> RunStatus:
+    """Games done and left per arm (bad results lines are listed, not fatal)."""
+    folder = Path(folder)
+    run = read_run(folder)
+    if run is None:
+        raise UserInputError(f"{folder}: no ablation run here (no run.json)")
+    results = read_results(folder / RESULTS_NAME, strict=False)
+    spec = run["spec"]
+    wanted = set(range(int(spec["games"])))
+    arms = []
+    for arm in arm_order(results.rows, run):
+        mine = [r for r in results.rows if r["arm"] == arm]
+        total = len(wanted) if arm in spec["arms"] else 0
+        arms.append(ArmProgress(arm, sum(r["game"] in wanted for r in mine) if total else
+                                len(mine), total, sum(r["outcome"] == "win" for r in mine)))
+    return RunStatus(folder, spec, arms, len(run.get("identities", {})), results.bad)

@@ -1,0 +1,274 @@
+"""Plays an ablation's games on any `concurrent.futures.Executor` and stores each as it ends.
+
+A local process pool and a Dask cluster (`distributed.Client.get_executor()`) offer the same
+interface, so one loop serves both: it keeps a bounded number of games in flight (a job carries
+its manual, so the window also bounds what is queued on a scheduler), appends each finished
+game to the run folder at once, and on an interrupt or a lost worker cancels what is left. What
+was stored stays; a re-run plays only the missing (arm, game) pairs.
+
+Library side of `nlmcs ablation run`; `prepare_run` does every check that can fail on bad
+input before anything is started or written.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing as mp
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nlmcs.errors import UserInputError
+from nlmcs.experiments.ablation.jobs import GameJob, play_game_job
+from nlmcs.experiments.ablation.spec import AblationSpec, game_seed
+from nlmcs.experiments.ablation.store import (
+    RESULTS_NAME,
+    append_row,
+    check_folder,
+    check_row,
+    locked,
+    start_run,
+)
+from nlmcs.search.methods import get_method
+
+if TYPE_CHECKING:
+    from nlmcs.experiments.ablation.report import Report
+
+log = logging.getLogger(__name__)
+
+
+class WorkerLost(RuntimeError):
+    """A worker died mid-game (killed, out of memory, a lost cluster node): the games stored so
+    far are safe and a re-run resumes."""
+
+
+@dataclass
+class PreparedRun:
+    """A checked run: its folder, spec, the rows already stored and the games left to play."""
+
+    folder: Path
+    spec: AblationSpec
+    stored: list[dict]
+    jobs: list[GameJob]
+    texts: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return len(self.spec.arms()) * self.spec.games
+
+    @property
+    def done(self) -> int:
+        return self.total - len(self.jobs)
+
+
+def load_texts(spec: AblationSpec) -> dict[str, object]:
+    """The parsed manuals the spec's methods read, by `Method.reads` ("manual", "random-twin").
+
+    Loaded once here, in the parent: a shipped manual and its twin are built on first use, and
+    workers must never race to build them; the jobs then carry the parsed manual itself."""
+    from nlmcs.model.manuals import random_twin, resolve_manual
+
+    reads = {get_method(m).reads for m in spec.methods} - {"nothing"}
+    texts: dict[str, object] = {}
+    if "manual" in reads or "random-twin" in reads:
+        texts["manual"] = resolve_manual(spec.manual)
+    if "random-twin" in reads:
+        texts["random-twin"] = resolve_manual(random_twin(spec.manual))
+    return texts
+
+
+def _check_game(spec: AblationSpec) -> None:
+    """The game builds and knows the opponent; corpus methods find a corpus recorded for it."""
+    from nlmcs.games import make_game
+
+    game = make_game(spec.game, **spec.game_options)
+    game.policy(spec.opponent)
+    if any(get_method(m).corpus for m in spec.methods):
+        from corpus.bundle import check_compatible, corpus_bundle
+
+        check_compatible(corpus_bundle(spec.corpus.corpus).corpus, game)
+
+
+def plan_jobs(spec: AblationSpec, *, done: set[tuple[str, int]],
+              texts: dict[str, object]) -> list[GameJob]:
+    """Games not yet done, game index by game index (every arm's game 0 first), so that even a
+    partial run holds complete pairs."""
+    fp = spec.fingerprint()
+    jobs = []
+    for i in range(spec.games):
+        seed = game_seed(spec.seed, i)
+        for arm in spec.arms():
+            if (arm.label, i) not in done:
+                manual = texts.get(get_method(arm.method).reads)
+                jobs.append(GameJob(spec, arm, i, seed, fp, manual))
+    return jobs
+
+
+def prepare_run(*, spec: AblationSpec, out: Path, force_mix: bool = False) -> PreparedRun:
+    """Check everything that can fail on bad input (manual, corpus, run folder, results file);
+    writes nothing except a shipped manual's first-use build."""
+    _check_game(spec)
+    texts = load_texts(spec)
+    results = check_folder(out, spec, force_mix=force_mix)
+    jobs = plan_jobs(spec, done=results.done(), texts=texts)
+    return PreparedRun(Path(out), spec, results.rows, jobs, texts)
+
+
+def run_jobs(prepared: PreparedRun, *, executor: Executor, max_in_flight: int = 2,
+             force_mix: bool = False, on_game: Callable[[dict], None] | None = None,
+             job_fn: Callable[[GameJob], dict] = play_game_job) -> list[dict]:
+    """Play the prepared games, appending each row as its game ends; returns the new rows.
+
+    Holds the folder's lock and re-checks the folder under it. An exception (an interrupt, a
+    lost worker as `WorkerLost`, a failing game) cancels the games not yet finished and
+    propagates; the stored rows stay as they are."""
+    folder, spec = prepared.folder, prepared.spec
+    with locked(folder):
+        done = check_folder(folder, spec, force_mix=force_mix).done()
+        todo = iter([j for j in prepared.jobs if j.key not in done])
+        start_run(folder, spec)
+        in_flight: dict[Future, GameJob] = {}
+        played: list[dict] = []
+
+        def submit_next() -> None:
+            job = next(todo, None)
+            if job is not None:
+                in_flight[executor.submit(job_fn, job)] = job
+
+        try:
+            for _ in range(max(1, max_in_flight)):
+                submit_next()
+            while in_flight:
+                finished, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
+                failure = None
+                # Store every game that did finish before acting on one that failed.
+                for job, outcome in sorted(((in_flight.pop(f), f) for f in finished),
+                                           key=lambda pair: pair[0].key):  # fmt: skip
+                    try:
+                        row = outcome.result()
+                    except BaseException as err:
+                        failure = failure or (job, err)
+                        continue
+                    problem = check_row(row)
+                    if problem is not None:  # a bug in the job, never a line to store
+                        raise RuntimeError(f"{job.arm.label} game {job.index}: bad row "
+                                           f"({problem})")
+                    append_row(folder / RESULTS_NAME, row)
+                    played.append(row)
+                    if on_game is not None:
+                        on_game(row)
+                count = len(finished)
+                # Drop finished futures now: a Dask cluster keeps (and recomputes, should a
+                # worker die) the results of futures still referenced.
+                del finished, outcome
+                if failure is not None:
+                    job, err = failure
+                    if _is_lost_worker(err):
+                        raise WorkerLost(
+                            f"a worker died during {job.arm.label} game {job.index} "
+                            f"({type(err).__name__}); {len(done) + len(played)} games are "
+                            f"stored in {folder / RESULTS_NAME}; re-run the same command to "
+                            "resume") from err
+                    raise err
+                for _ in range(count):
+                    submit_next()
+        finally:
+            for future in in_flight:
+                future.cancel()
+    return played
+
+
+def _is_lost_worker(err: BaseException) -> bool:
+    if isinstance(err, BrokenProcessPool):
+        return True
+    distributed = sys.modules.get("distributed")
+    return distributed is not None and isinstance(err, distributed.KilledWorker)
+
+
+def run_ablation(*, spec: AblationSpec, out: Path, executor: Executor, max_in_flight: int = 2,
+                 force_mix: bool = False, on_game: Callable[[dict], None] | None = None,
+                 job_fn: Callable[[GameJob], dict] = play_game_job) -> Report:
+    """Prepare, play what is missing, and write the report (tables, tests, plots)."""
+    from nlmcs.experiments.ablation.report import write_report
+
+    prepared = prepare_run(spec=spec, out=out, force_mix=force_mix)
+    run_jobs(prepared, executor=executor, max_in_flight=max_in_flight, force_mix=force_mix,
+             on_game=on_game, job_fn=job_fn)  # fmt: skip
+    return write_report(Path(out))
+
+
+# --- executors ----------------------------------------------------------------------------------
+def init_worker() -> None:
+    """Pool initializer: one BLAS/torch thread per worker; the parent alone handles Ctrl-C (it
+    stops the workers itself), so a worker never dies half-way through writing a result."""
+    from nlmcs.search.workers import pin_threads
+
+    pin_threads()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextmanager
+def local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
+    """A pool of `workers` spawned processes; on any exception its workers are stopped at once
+    (games in flight are lost, nothing stored is touched)."""
+    if workers < 1:
+        raise UserInputError(f"--workers must be at least 1, got {workers}")
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
+                               initializer=init_worker)  # fmt: skip
+    try:
+        yield pool
+    except BaseException:
+        _stop_now(pool)
+        raise
+    pool.shutdown(wait=True)
+
+
+def _stop_now(pool: ProcessPoolExecutor) -> None:
+    # Python 3.11 has no public way to stop a pool's running workers (3.14 adds
+    # terminate_workers); without it, exit would wait for every game in flight to finish.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        if proc.is_alive():
+            proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
+        if proc.is_alive():
+            proc.kill()
+
+
+@contextmanager
+def dask_executor(address: str, *, timeout: float = 5.0,
+                  pin: bool = True) -> Iterator[tuple[Executor, int]]:
+    """(executor, worker threads) of the Dask scheduler at `address`; a scheduler that does not
+    answer within `timeout` seconds is a `UserInputError`. With `pin`, every connected worker
+    process is pinned to one BLAS/torch thread (`Client.run`)."""
+    try:
+        from distributed import Client
+    except ImportError as err:  # pragma: no cover - distributed is a dependency
+        raise UserInputError("--scheduler needs the 'distributed' package") from err
+    try:
+        client = Client(address, timeout=timeout, set_as_default=False)
+    except (OSError, TimeoutError) as err:
+        raise UserInputError(f"no Dask scheduler answers at {address} within {timeout:g} s "
+                             f"({type(err).__name__})") from err  # fmt: skip
+    except ValueError as err:
+        raise UserInputError(f"bad Dask scheduler address {address!r} ({err})") from err
+    try:
+        if pin:
+            from nlmcs.search.workers import pin_threads
+
+            client.run(pin_threads)
+        threads = sum(client.nthreads().values())
+        if not threads:
+            log.warning("the Dask scheduler at %s has no workers yet; games wait for them",
+                        address)
+        yield client.get_executor(), max(1, threads)
+    finally:
+        client.close()

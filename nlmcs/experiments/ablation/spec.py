@@ -1,0 +1,181 @@
+"""What an ablation plays: methods x roll-out budgets x paired game seeds, as one typed spec.
+
+An *arm* is a method at one roll-out budget ("text", or "text@200" when several budgets are
+compared). Every arm plays game i from the same seed, derived from the run's seed S and i, so
+results are paired game by game (Branavan et al. 2011 compare methods on shared games too).
+The spec's *identity* (everything that changes what a game means: the game and its options, step
+count, search, model and corpus settings, opponent, S, manual name, project version) is
+fingerprinted; a run
+folder holds games of one identity, while more games, methods or budgets may be added later.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from nlmcs import __version__
+from nlmcs.errors import UserInputError
+from nlmcs.model.config import ModelConfig
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.methods import CorpusOptions, get_method
+
+SPEC_FORMAT = "nlmcs-ablation/1"
+
+DEFAULT_METHODS = ("text", "random-text", "nonlinear", "linear", "uct")
+"""The comparison of Branavan et al. (2011), Table 2 (relevance-only aside)."""
+
+
+@dataclass(frozen=True)
+class Preset:
+    """Settings a `--preset` fills in where the user gave no option of their own."""
+
+    map: str
+    steps: int
+    rollouts: tuple[int, ...]
+    depth: int
+    games: int
+    max_turns: int | None = None
+    """With a turn limit, games are played to it (full games), so each ends decided by score."""
+
+
+PRESETS: dict[str, Preset] = {
+    # Full 12-turn games on the small map: every game ends at the turn limit with the higher
+    # score winning, as the paper preset's 100-step games end at the default 100-turn limit.
+    # Measured on two shared cores: about 3 minutes for the five default methods (the two text
+    # methods take ~85% of it: ~0.4 s per step at 10 x 5 on the small map).
+    "quick": Preset(map="small", steps=12, rollouts=(10,), depth=5, games=20, max_turns=12),
+    # The release setting of Branavan et al.: 1,000-tile map, 100 steps, 500 roll-outs x 20.
+    "paper": Preset(map="default", steps=100, rollouts=(500,), depth=20, games=200),
+}
+DEFAULT_PRESET = "paper"
+"""What an option left out means when no preset is named."""
+
+
+def get_preset(name: str | None) -> Preset:
+    key = name or DEFAULT_PRESET
+    if key not in PRESETS:
+        raise UserInputError(f"unknown preset {key!r}; choose from {', '.join(PRESETS)}")
+    return PRESETS[key]
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One column of the results table: a method at one roll-out budget."""
+
+    label: str
+    method: str
+    rollouts: int
+
+
+@dataclass(frozen=True)
+class AblationSpec:
+    """Everything an ablation run plays; saved in the run folder and with every game."""
+
+    methods: tuple[str, ...]
+    """Search methods (`nlmcs.search.methods.METHODS`), in table order."""
+    rollouts: tuple[int, ...]
+    """Roll-out budgets; each method plays at each (arms "method@rollouts" when several)."""
+    games: int
+    """Paired games per arm."""
+    seed: int
+    """S: game i of every arm is played from `game_seed(S, i)`."""
+    steps: int
+    """Real steps per game (the papers' 100-step games); a full game plays to the turn limit."""
+    opponent: str = "builtin"
+    """The scripted opponent (player 1), also modelled inside roll-outs."""
+    game: str = "civ"
+    game_options: Mapping[str, object] = field(default_factory=dict)
+    """Keyword options of `nlmcs.games.make_game` (civ: preset, max_turns)."""
+    full_games: bool = False
+    """Play to the game's own end (its turn limit) rather than a step limit."""
+    manual: str = "civ-guide"
+    """Stored manual read by text methods (random-text reads its twin NAME-random)."""
+    search: SearchConfig = field(default_factory=SearchConfig)
+    """Search template; each arm sets its own roll-out budget, and games use one process each."""
+    model: ModelConfig = field(default_factory=ModelConfig)
+    """Model template; each MC method sets the network kind."""
+    corpus: CorpusOptions = field(default_factory=CorpusOptions)
+    """Corpus use of the corpus methods (ignored by the others)."""
+
+    def __post_init__(self) -> None:
+        if not self.methods:
+            raise UserInputError("--methods needs at least one method")
+        for name in self.methods:
+            get_method(name)
+        if len(set(self.methods)) != len(self.methods):
+            raise UserInputError(f"--methods names a method twice: {','.join(self.methods)}")
+        if not self.rollouts or min(self.rollouts) < 1:
+            raise UserInputError("--rollouts needs positive roll-out budgets")
+        if len(set(self.rollouts)) != len(self.rollouts):
+            raise UserInputError("--rollouts names a budget twice")
+        if self.games < 1:
+            raise UserInputError(f"--games must be at least 1, got {self.games}")
+        if self.steps < 1:
+            raise UserInputError(f"--steps must be at least 1, got {self.steps}")
+        if self.seed < 0:
+            raise UserInputError(f"--seed must be 0 or more, got {self.seed}")
+
+    def arms(self) -> list[Arm]:
+        several = len(self.rollouts) > 1
+        return [Arm(f"{m}@{r}" if several else m, m, r) for m in self.methods
+                for r in self.rollouts]  # fmt: skip
+
+    def arm_search(self, arm: Arm) -> SearchConfig:
+        """The search config one game of `arm` uses: its budget, one process (games are the
+        unit of parallelism), no decision log."""
+        return dataclasses.replace(self.search, rollouts=arm.rollouts, workers=1,
+                                   opponent=self.opponent, log_decisions=False)  # fmt: skip
+
+    def identity(self) -> dict:
+        """What must match for games to belong in one run folder (not methods, budgets or the
+        number of games: those may grow)."""
+        search = self.search.to_dict()
+        for key in ("rollouts", "workers", "log_decisions"):
+            search.pop(key, None)
+        ident = {
+            "format": SPEC_FORMAT, "version": __version__, "seed": self.seed,
+            "steps": self.steps, "full_games": self.full_games, "opponent": self.opponent,
+            "game": self.game, "game_options": dict(self.game_options),
+            "manual": self.manual, "search": search,
+            "model": self.model.to_dict(), "corpus": dataclasses.asdict(self.corpus),
+        }  # fmt: skip
+        # Plain JSON values, so an identity read back from run.json compares equal.
+        return json.loads(json.dumps(ident, default=str))
+
+    def fingerprint(self) -> str:
+        return fingerprint(self.identity())
+
+    def to_dict(self) -> dict:
+        return {**self.identity(), "methods": list(self.methods),
+                "rollouts": list(self.rollouts), "games": self.games,
+                "arms": [a.label for a in self.arms()]}  # fmt: skip
+
+
+def fingerprint(identity: Mapping) -> str:
+    """Short stable hash of an identity dict (12 hex digits)."""
+    text = json.dumps(identity, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def game_seed(seed: int, index: int) -> int:
+    """Seed of game `index` in a run with seed S: a hash of (S, index) into [0, 2**31), so runs
+    with nearby S share no games."""
+    import numpy as np
+
+    return int(np.random.SeedSequence([seed, index]).generate_state(1, np.uint32)[0] >> 1)
+
+
+def identity_changes(old: Mapping, new: Mapping, prefix: str = "") -> list[str]:
+    """Human-readable differences between two identity dicts ("steps 15 -> 20", ...)."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, Mapping) and isinstance(b, Mapping):
+            out.extend(identity_changes(a, b, f"{prefix}{key}."))
+        elif a != b:
+            out.append(f"{prefix}{key} {a!r} -> {b!r}")
+    return out

@@ -1,0 +1,81 @@
+"""Statistics of an ablation table: win rates with standard errors and paired comparisons.
+
+Plain functions on plain sequences, so each can be checked against numbers worked by hand.
+Two methods are compared on the games (seeds) both played:
+- wins: an exact sign test on the discordant pairs (McNemar's exact test: of the pairs where
+  exactly one of the two won, is the split 50/50?) and a paired bootstrap interval of the
+  win-rate difference (seeds resampled with replacement, percentile interval);
+- final score margins (mine minus the opponent's), because short games often end undecided:
+  the mean paired difference with its standard error, and the Wilcoxon signed-rank test (zero
+  differences dropped; exact for small samples without ties, as scipy chooses). Signed ranks
+  rather than a t-test because score margins are skewed with heavy tails.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+
+def win_rate(wins: int, games: int) -> tuple[float, float]:
+    """(p, standard error sqrt(p (1 - p) / n)) of `wins` in `games`; (0, 0) for no games."""
+    if games <= 0:
+        return 0.0, 0.0
+    p = wins / games
+    return p, math.sqrt(p * (1.0 - p) / games)
+
+
+def mean_se(values: Sequence[float]) -> tuple[float, float]:
+    """(mean, standard error with the n - 1 sample deviation); se is nan for fewer than two."""
+    x = np.asarray(values, dtype=float)
+    if x.size == 0:
+        return math.nan, math.nan
+    if x.size == 1:
+        return float(x[0]), math.nan
+    return float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size))
+
+
+def sign_test(a_only: int, b_only: int) -> float:
+    """Two-sided exact p-value that `a_only` of the `a_only + b_only` discordant pairs went to A
+    under a fair coin; 1.0 when there are none."""
+    n = a_only + b_only
+    if n == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(a_only, n, 0.5, alternative="two-sided").pvalue)
+
+
+def discordant(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int]:
+    """(pairs A won and B did not, pairs B won and A did not)."""
+    x, y = np.asarray(a, dtype=bool), np.asarray(b, dtype=bool)
+    return int(np.sum(x & ~y)), int(np.sum(~x & y))
+
+
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, reps: int = 10_000,
+                     seed: int = 0, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean(a - b), low, high): percentile interval of the paired mean difference over `reps`
+    resamples of the pairs (seeded); with 0/1 wins it is the win-rate difference."""
+    d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+    if d.size == 0:
+        return math.nan, math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, d.size, size=(reps, d.size))
+    means = d[idx].mean(axis=1)
+    tail = (1.0 - level) / 2.0
+    low, high = np.quantile(means, [tail, 1.0 - tail])
+    return float(d.mean()), float(low), float(high)
+
+
+def signed_rank_test(d: Sequence[float]) -> float:
+    """Two-sided Wilcoxon signed-rank p-value of paired differences `d` (zeros dropped); 1.0
+    when no difference is non-zero."""
+    x = np.asarray(d, dtype=float)
+    x = x[x != 0]
+    if x.size == 0:
+        return 1.0
+    from scipy.stats import wilcoxon
+
+    return float(wilcoxon(x, zero_method="wilcox", alternative="two-sided").pvalue)

@@ -1,0 +1,232 @@
+"""The run folder: its spec (`run.json`) and one fsynced JSON line per finished game.
+
+A crash, an interrupt or a lost worker must lose at most the games in flight, and a re-run must
+find exactly what is done. So every game's row goes to `games.jsonl` in one write followed by
+fsync before the game counts as done, and `run.json` is replaced atomically. Nothing here drops
+or rewrites a stored row: a bad line is named (with its number) and left for the user to fix.
+A lock file keeps two runs from writing to one folder at once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from nlmcs.errors import UserInputError
+from nlmcs.experiments.ablation.spec import SPEC_FORMAT, AblationSpec, identity_changes
+
+log = logging.getLogger(__name__)
+
+RESULTS_NAME = "games.jsonl"
+RUN_NAME = "run.json"
+LOCK_NAME = ".lock"
+OUTCOMES = ("win", "loss", "draw", "undecided")
+_NUMBER = (int, float)
+ROW_TYPES: dict[str, tuple[type, ...]] = {
+    "arm": (str,), "method": (str,), "rollouts": (int,), "game": (int,), "seed": (int,),
+    "outcome": (str,), "steps": (int,), "score": _NUMBER, "opponent_score": _NUMBER,
+    "margin": _NUMBER, "fingerprint": (str,),
+}  # fmt: skip
+"""Fields every stored row must have, with their JSON types."""
+
+
+@dataclass(frozen=True)
+class BadLine:
+    line: int
+    reason: str
+
+
+@dataclass
+class Results:
+    """The rows of a results file that read cleanly, and the lines that did not."""
+
+    path: Path
+    rows: list[dict] = field(default_factory=list)
+    bad: list[BadLine] = field(default_factory=list)
+
+    def done(self) -> set[tuple[str, int]]:
+        return {(r["arm"], r["game"]) for r in self.rows}
+
+    def error(self) -> UserInputError:
+        first = self.bad[0]
+        more = f" (and {len(self.bad) - 1} more bad lines)" if len(self.bad) > 1 else ""
+        return UserInputError(
+            f"{self.path} line {first.line}: {first.reason}{more}; the {len(self.rows)} good "
+            "rows are kept as they are; fix or delete the bad line to go on")
+
+
+def check_row(row: object) -> str | None:
+    """Why a parsed line is not a game row, or None if it is one."""
+    if not isinstance(row, dict):
+        return "not a JSON object"
+    for key, types in ROW_TYPES.items():
+        if key not in row:
+            return f"missing field {key!r}"
+        value = row[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            return f"field {key!r} has the wrong type ({type(value).__name__})"
+    if row["outcome"] not in OUTCOMES:
+        return f"unknown outcome {row['outcome']!r}"
+    return None
+
+
+def read_results(path: Path, *, strict: bool = True) -> Results:
+    """Stream `path`; strict raises `UserInputError` naming the first bad line (after reading
+    them all, so the message counts the good rows)."""
+    out = Results(Path(path))
+    if not out.path.exists():
+        return out
+    seen: dict[tuple[str, int], int] = {}
+    with open(out.path, "rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            reason = None
+            if not raw.endswith(b"\n"):
+                reason = "truncated line (no line end)"
+            elif not raw.strip():
+                reason = "empty line"
+            else:
+                try:
+                    row = json.loads(raw.decode("utf-8"))
+                except UnicodeDecodeError:
+                    reason = "not UTF-8 text"
+                except json.JSONDecodeError as err:
+                    reason = f"malformed JSON ({err.msg}, column {err.colno})"
+                else:
+                    reason = check_row(row)
+                    key = (row["arm"], row["game"]) if reason is None else None
+                    if key is not None and key in seen:
+                        reason = f"repeats {key[0]} game {key[1]} (first on line {seen[key]})"
+                    elif key is not None:
+                        seen[key] = number
+                        out.rows.append(row)
+            if reason is not None:
+                out.bad.append(BadLine(number, reason))
+    if strict and out.bad:
+        raise out.error()
+    return out
+
+
+def append_row(path: Path, row: dict) -> None:
+    """Append one row as a JSON line with a single write, then fsync: once this returns, the
+    game survives a crash."""
+    data = (json.dumps(row, separators=(",", ":"), default=str) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Replace `path` by way of a temporary file in the same folder."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; results are ordinary files
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_run(folder: Path) -> dict | None:
+    """The folder's run.json, None if there is none; a damaged one is a `UserInputError`."""
+    path = Path(folder) / RUN_NAME
+    if not path.exists():
+        return None
+    try:
+        run = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise UserInputError(f"{path}: not a readable run file ({err})") from err
+    if not isinstance(run, dict) or run.get("format") != SPEC_FORMAT or "spec" not in run:
+        raise UserInputError(f"{path}: not an nlmcs ablation run file ({SPEC_FORMAT})")
+    return run
+
+
+def check_folder(folder: Path, spec: AblationSpec, *, force_mix: bool = False) -> Results:
+    """Read-only checks before a run: the folder is new, or holds this spec's identity (or
+    `force_mix`), and its results file reads cleanly. Returns the stored rows."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise UserInputError(f"{folder}: not a folder; give a run folder with --out")
+    run = read_run(folder) if folder.is_dir() else None
+    results = read_results(folder / RESULTS_NAME)
+    if run is None:
+        if folder.is_dir() and any(p.name != LOCK_NAME for p in folder.iterdir()):
+            raise UserInputError(f"{folder}: holds other files and no {RUN_NAME}; give a new "
+                                 "or empty folder with --out")  # fmt: skip
+        return results
+    fp = spec.fingerprint()
+    if force_mix:
+        return results
+    if run.get("fingerprint") != fp:
+        old = run.get("identities", {}).get(run.get("fingerprint"), {})
+        changes = identity_changes(old, spec.identity())
+        what = "; ".join(changes[:4]) + (" ..." if len(changes) > 4 else "")
+        raise UserInputError(f"{folder} holds a run with another configuration "
+                             f"({what or 'see ' + RUN_NAME}); give a new --out, or --force-mix "
+                             "to add these games to it")  # fmt: skip
+    foreign = sorted({r["fingerprint"] for r in results.rows} - {fp})
+    if foreign:
+        raise UserInputError(f"{folder / RESULTS_NAME} holds games of another configuration "
+                             f"({', '.join(foreign)}); give a new --out, or --force-mix")
+    return results
+
+
+def start_run(folder: Path, spec: AblationSpec) -> None:
+    """Record the spec (and keep any earlier identities) in run.json, atomically."""
+    folder = Path(folder)
+    run = read_run(folder) or {"format": SPEC_FORMAT, "created": _now(), "identities": {}}
+    fp = spec.fingerprint()
+    run["identities"][fp] = spec.identity()
+    run.update(fingerprint=fp, spec=spec.to_dict(), updated=_now())
+    write_atomic(folder / RUN_NAME, json.dumps(run, indent=2, sort_keys=True) + "\n")
+    results = folder / RESULTS_NAME
+    if not results.exists():
+        os.close(os.open(results, os.O_WRONLY | os.O_CREAT, 0o644))
+        _fsync_dir(folder)
+
+
+@contextmanager
+def locked(folder: Path) -> Iterator[None]:
+    """Hold the folder's lock; another run writing there is a `UserInputError`."""
+    from filelock import FileLock, Timeout
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    lock = FileLock(str(folder / LOCK_NAME), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout as err:
+        raise UserInputError(f"{folder}: another nlmcs ablation is writing to this folder") \
+            from err
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
