@@ -51,6 +51,9 @@ class UnitWords:
     psi_static: np.ndarray  # (Wc, 3, 7) v slots
     in_unit: np.ndarray  # (Wc,) the word is one of the agent's words
     norm: np.ndarray  # (Wc,) value of a word feature: 1, or 1 / its sentence's word count
+    full: UnitWords | None = None  # a ranked set: the agent's whole set it was cut from,
+    pick: np.ndarray | None = None  # (Wc,) its words' places there,
+    picked_rows: np.ndarray | None = None  # (C,) and its sentences' rows there
 
     def span(self, y: int) -> tuple[int, int]:
         """First and one-past-last word of candidate row `y`."""
@@ -132,33 +135,51 @@ class FeatureRows:
 
     def candidate_words(self, sig: Signature) -> UnitWords:
         """The candidate sentences of `sig` with their words' weight-free slots."""
-        cfg, ix, unit = self.config, self.index, sig.unit
+        cfg, unit = self.config, sig.unit
         if cfg.rank_sentences != "document" and cfg.max_sentences is not None:
             phrases = sig.state + (sig.action if cfg.rank_sentences == "state-action" else ())
             labels = tuple(sorted({stem(w) for phrase in phrases for w in phrase.split()}))
             key = (unit, labels)
             found = self._units.get(key)
             if found is None:
-                found = self._words(key, sig.agent, self._ranked(sig.agent, labels))
+                found = self._subset(key, self._all_words(sig.agent, None), labels)
             return found
-        key = (unit,)
+        return self._all_words(sig.agent, cfg.max_sentences)
+
+    def _all_words(self, agent: tuple[str, ...], cap: int | None) -> UnitWords:
+        key = (" ".join(agent),)
         found = self._units.get(key)
         if found is None:
-            found = self._words(key, sig.agent, ix.candidates(sig.agent, cfg.max_sentences))
+            found = self._words(key, agent, self.index.candidates(agent, cap))
         return found
 
-    def _ranked(self, agent: tuple[str, ...], labels: tuple[str, ...]) -> np.ndarray:
-        """The agent's `max_sentences` sentences holding most of the label stems (ties: the
-        earlier sentence), in document order."""
+    def _subset(self, key: tuple, full: UnitWords, labels: tuple[str, ...]) -> UnitWords:
+        """The `max_sentences` sentences of `full` holding most of the label stems (ties: the
+        earlier sentence), in document order, cut out of `full` with their words' slots."""
         ix = self.index
-        pool = ix.candidates(agent, None)
-        score = np.zeros(len(pool))
+        score = np.zeros(len(full.sentences))
         for label in labels:
             found = ix.by_stem.get(label)
             if found is not None:
-                score += np.isin(pool, found)
-        best = np.lexsort((pool, -score))[: self.config.max_sentences]
-        return np.sort(pool[best])
+                score += np.isin(full.sentences, found)
+        picked = np.sort(np.lexsort((full.sentences, -score))[: self.config.max_sentences])
+        pick = np.flatnonzero(np.isin(full.rows, picked))
+        row_of = np.full(len(full.sentences), -1)
+        row_of[picked] = np.arange(len(picked))
+        place = np.full(len(full.words), -1)
+        place[pick] = np.arange(len(pick))
+        parent = full.parent[pick]
+        parent = np.where(parent >= 0, place[np.maximum(parent, 0)], -1)
+        depth = ix.depth[full.words[pick]]
+        levels = [np.flatnonzero(depth == d) for d in range(int(depth.max()) + 1 if len(pick)
+                                                             else 0)]  # fmt: skip
+        found = UnitWords(
+            key, full.unit, full.sentences[picked], full.words[pick], row_of[full.rows[pick]],
+            parent, levels, np.argsort(depth, kind="stable"), full.phi_word[pick],
+            full.psi_static[pick], full.in_unit[pick], full.norm[pick], full, pick, picked,
+        )
+        self._remember(key, found)
+        return found
 
     def _words(self, key: tuple, agent: tuple[str, ...], sentences: np.ndarray) -> UnitWords:
         ix, b = self.index, self.bits
@@ -183,17 +204,30 @@ class FeatureRows:
             phi_word,
             slots(ix.psi_static[words], b), np.isin(stems, stem_ids(agent)), norm,
         )
-        if len(self._units) > 20000:  # bound memory over long games
-            self._units.clear()
-        self._units[key] = found
+        self._remember(key, found)
         return found
 
-    def _part(self, key: tuple, uw: UnitWords, stems: np.ndarray) -> Part:
+    def _remember(self, key: tuple, words: UnitWords) -> None:
+        if len(self._units) > 20000:  # bound memory over long games
+            self._units.clear()
+            self._parts.clear()
+        self._units[key] = words
+
+    def _part(self, kind: str, label: str, uw: UnitWords) -> Part:
+        key = (kind, uw.key, label)
         found = self._parts.get(key)
         if found is not None:
             return found
-        kind, label = key[0], key[2]
-        b, s, off = self.bits, stems, self.text_offset
+        if uw.full is not None:  # a ranked set: cut the part out of the agent's whole set
+            whole = self._part(kind, label, uw.full)
+            found = Part(
+                None if whole.phi is None else whole.phi[uw.pick], whole.lang[uw.pick],
+                whole.pred[uw.pick], whole.mask[uw.pick],
+                None if whole.overlap is None else whole.overlap[uw.picked_rows],
+            )
+            self._parts[key] = found
+            return found
+        b, s, off = self.bits, self.index.stem_id[uw.words], self.text_offset
         lab = np.arange(2, dtype=np.uint64)[None, :]
         n = len(uw.sentences)
         if kind == "atype":
@@ -250,14 +284,13 @@ class FeatureRows:
                               + self.text_offset)
         elif self.text:
             uw = self.candidate_words(sig)
-            stems = self.index.stem_id[uw.words]
             unit = uw.key
             keys = [("atype", unit, sig.atype), ("action", unit, sig.action_key)]
             keys += [("state", unit, label) for label in sig.state]
             feats.unit = uw
             feats.keys = keys
-            feats.parts = [self._part(k, uw, stems) for k in keys]
-            in_state = np.zeros(len(stems), bool)
+            feats.parts = [self._part(k[0], k[2], uw) for k in keys]
+            in_state = np.zeros(len(uw.words), bool)
             for part in feats.parts[2:]:
                 in_state |= part.mask
             feats.flags = np.stack([in_state, uw.in_unit, feats.parts[1].mask], axis=1)
