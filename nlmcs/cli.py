@@ -81,6 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader went away (`nlmcs ... | head`): nothing left to say
+        sys.stderr.close()
+        return 141
 
 
 if __name__ == "__main__":

@@ -16,6 +16,14 @@ from nlmcs.model.learner import update
 from nlmcs.model.network import Decision, ValueNetwork
 
 
+def normalised_entropy(p: np.ndarray) -> float:
+    """Entropy of a distribution over n values divided by log n: 1 uniform, 0 certain."""
+    if len(p) < 2:
+        return 0.0
+    q = p[p > 0]
+    return float(-(q * np.log(q)).sum() / np.log(len(p)))
+
+
 class NetworkEvaluator:
     """Q from a `ValueNetwork`; datapoints are `Decision`s (signature + sampled hidden units)."""
 
@@ -69,6 +77,7 @@ class NetworkEvaluator:
         ids, p = net.relevance(sig)
         order = np.argsort(-p, kind="stable")[:top]
         out["num_candidates"] = int(len(p))
+        out["relevance_entropy"] = round(normalised_entropy(p), 6)
         dec = net.sample(sig, rng)
         if net.text:
             texts = net.index.texts
