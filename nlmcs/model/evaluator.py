@@ -1,7 +1,8 @@
 """The value network as the search loop's evaluator (`nlmcs.search.evaluator.Evaluator`).
 
 Q of every candidate comes from `ValueNetwork` through its label-word `Signature`; a datapoint is
-a `Decision` (signature + sampled hidden units), learned from with `nlmcs.model.learner.update`.
+a `Decision` (signature + sampled hidden units); a roll-out's datapoints are prepared into rows
+once and learned from with `nlmcs.model.learner`.
 `explain` gives the decision log its text side: candidate sentences with probabilities, the
 sampled sentence and its word labels.
 """
@@ -12,7 +13,7 @@ import numpy as np
 
 from nlmcs.games.base import Action, AgentId, State
 from nlmcs.model.features import LABELS, Signature, signature
-from nlmcs.model.learner import update
+from nlmcs.model.learner import Batch, learn, prepare
 from nlmcs.model.network import Decision, ValueNetwork
 
 
@@ -63,8 +64,11 @@ class NetworkEvaluator:
     def datapoint(self, state, agent, action, rng) -> Decision:
         return self.net.sample(signature(state, agent, action), rng)
 
-    def update(self, datapoints, reward) -> None:
-        update(self.net, [d for d in datapoints if d is not None], reward)
+    def prepare(self, datapoints) -> Batch | None:
+        return prepare(self.net, [d for d in datapoints if d is not None])
+
+    def learn(self, prepared: Batch | None, reward) -> None:
+        learn(self.net, prepared, reward)
 
     def explain(self, state: State, agent: AgentId, action: Action, rng, *, top: int = 20) -> dict:
         """The text side of one decision: candidate sentences, the sampled one, word labels."""

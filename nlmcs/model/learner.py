@@ -42,7 +42,8 @@ def _cat(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> _Sparse:
 
 
 @dataclass
-class _Batch:
+class Batch:
+    n: int  # datapoints
     f: _Sparse  # rows = datapoints
     phi: _Sparse | None  # rows = candidate rows of all datapoints
     row_owner: np.ndarray  # (R,) datapoint of each candidate row
@@ -53,7 +54,7 @@ class _Batch:
     word_label: np.ndarray  # (Wz,) sampled label
 
 
-def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> _Batch:
+def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
     """Stack the rows (`nlmcs.model.rows`) of every datapoint into one sparse batch."""
     rows, kind = net.rows, net.config.kind
     f_parts, phi_parts, psi_parts = [], [], []
@@ -84,7 +85,8 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> _Batch:
         chosen.append(n_rows + dec.y)
         n_rows += k
     ints = np.zeros(0, np.int64)
-    return _Batch(
+    return Batch(
+        n=len(decisions),
         f=_cat(f_parts),
         phi=_cat(phi_parts) if phi_parts else None,
         row_owner=np.concatenate(row_owner) if row_owner else ints,
@@ -98,11 +100,22 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> _Batch:
 
 def update(net: ValueNetwork, decisions: Sequence[Decision], reward: float) -> None:
     """Apply `passes` sweeps of the online updates for one roll-out's datapoints."""
-    if not decisions:
+    learn(net, prepare(net, decisions), reward)
+
+
+def prepare(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch | None:
+    """The rows of one roll-out's datapoints, ready to learn from. They do not depend on the
+    weights, so the process that played the roll-out prepares them once and every replica of
+    the network learns from the same arrays."""
+    return _build(net, decisions) if decisions else None
+
+
+def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
+    """Apply `passes` sweeps of the online updates for one prepared roll-out."""
+    if batch is None:
         return
     cfg = net.config
-    batch = _build(net, decisions)
-    n = len(decisions)
+    n = batch.n
     alpha, l2 = cfg.alpha, cfg.l2
     h_alpha = cfg.alpha if cfg.hidden_alpha is None else cfg.hidden_alpha
     h_l2 = cfg.l2 if cfg.hidden_l2 is None else cfg.hidden_l2
@@ -160,7 +173,7 @@ def update(net: ValueNetwork, decisions: Sequence[Decision], reward: float) -> N
 RULES = {"release": 0, "consistent": 1, "error": 2}
 
 
-def _compiled_sweeps(net: ValueNetwork, batch: _Batch, n: int, target: float, h_alpha: float,
+def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, h_alpha: float,
                      h_l2: float) -> None:
     """The sweeps below in one compiled call (`kernels.sweeps`); the numpy loop is the
     reference it is tested against."""

@@ -2,9 +2,10 @@
 
 The loop only asks an evaluator for the Q of every candidate action of every agent of a simulated
 step (one batched call), for the datapoint of a chosen action, and to learn from a finished
-roll-out. The text-grounded network is one evaluator (`nlmcs.model.evaluator`);
-`ConstantEvaluator` (Q = 0, no learning) turns the loop into plain epsilon-random roll-outs and is
-what the loop's tests use.
+roll-out: the process that played it prepares its datapoints once, and every replica learns from
+the prepared form. The text-grounded network is one evaluator (`nlmcs.model.evaluator`);
+`ConstantEvaluator` (Q = 0, no learning) turns the loop into plain epsilon-random roll-outs and
+is what the loop's tests use.
 """
 
 from __future__ import annotations
@@ -41,8 +42,12 @@ class Evaluator(Protocol):
     def datapoint(self, state: State, agent: AgentId, action: Action, rng) -> object:
         """A training datapoint for the chosen action (hidden units drawn now)."""
 
-    def update(self, datapoints: Sequence[object], reward: float) -> None:
-        """Learn from one roll-out's datapoints and its reward."""
+    def prepare(self, datapoints: Sequence[object]) -> object:
+        """One roll-out's datapoints made ready to learn from, in the process that played it
+        (what is shipped to every replica instead of the datapoints)."""
+
+    def learn(self, prepared: object, reward: float) -> None:
+        """Learn from one prepared roll-out and its reward."""
 
 
 class ConstantEvaluator:
@@ -61,5 +66,8 @@ class ConstantEvaluator:
     def datapoint(self, state, agent, action, rng):
         return None
 
-    def update(self, datapoints, reward) -> None:
+    def prepare(self, datapoints):
+        return None
+
+    def learn(self, prepared, reward) -> None:
         pass

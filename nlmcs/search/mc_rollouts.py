@@ -10,7 +10,7 @@ order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -26,7 +26,7 @@ class RolloutResult:
     index: int
     reward: float
     first: dict[AgentId, Action]
-    datapoints: list = field(default_factory=list)
+    prepared: object = None  # the roll-out's datapoints, made ready to learn from
 
 
 def epsilon_greedy(q: np.ndarray, eps: float, rng: np.random.Generator) -> int | None:
@@ -62,7 +62,7 @@ class RolloutCore:
             return joint
 
         r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng)
-        return RolloutResult(index, r, first, datapoints)
+        return RolloutResult(index, r, first, self.evaluator.prepare(datapoints))
 
     def joint_move(self, state, player, eps, rng, *, learn: bool, datapoints: list):
         cfg = self.config
@@ -92,7 +92,7 @@ class RolloutCore:
         """Learn from one batch in roll-out order; every replica calls this with the same
         batches in the same order, so they stay identical."""
         for r in sorted(results, key=lambda r: r.index):
-            self.evaluator.update(r.datapoints, r.reward)
+            self.evaluator.learn(r.prepared, r.reward)
         if results:
             self.batches_applied += 1
             if self.batches_applied % max(self.config.late_refresh, 1) == 0:
