@@ -58,6 +58,8 @@ def register_bench(bench_sub) -> None:
     b.add_argument("--methods", default=",".join(PAPER_METHODS), help="comma-separated methods")
     b.add_argument("--rollouts", default="100,200,500", help="comma-separated roll-out budgets")
     b.add_argument("--workers", default="1,2", help="comma-separated worker counts")
+    b.add_argument("--backends", default="numba,numpy",
+                   help="value-network arithmetic to time: numba (compiled), numpy (reference)")
     b.add_argument("--depth", type=int, default=20, help="simulated steps per roll-out")
     b.add_argument("--seed", type=int, default=0, help="seed of the position")
     b.add_argument("--manual", default="civ-guide", help="stored manual name")
@@ -125,7 +127,7 @@ def play_cli(args: argparse.Namespace) -> int:
 
 
 def bench_cli(args: argparse.Namespace) -> int:
-    from nlmcs.experiments.bench_search import bench_search
+    from nlmcs.experiments.bench_search import RELEASE_SECONDS, bench_search
 
     methods = csv_names(args.methods)
     for m in methods:
@@ -134,14 +136,26 @@ def bench_cli(args: argparse.Namespace) -> int:
     game = make_game(args)
     rollouts = csv_ints(args.rollouts, "rollouts")
     workers = csv_ints(args.workers, "workers")
-    print(f"{'method':<16}{'rollouts':>9}{'workers':>8}{'sec/step':>10}{'cpu s':>8}{'peak MB':>9}")
+    backends = csv_names(args.backends)
+    if not backends or set(backends) - {"numba", "numpy"}:
+        raise UserInputError(f"--backends takes numba and/or numpy, not {args.backends!r}")
+    print(f"{'method':<16}{'rollouts':>9}{'workers':>8}{'backend':>8}{'sec/step':>10}"
+          f"{'cpu s':>8}{'peak MB':>9}{'x ref':>7}{'release':>9}")
+    done: dict[tuple, float] = {}
 
     def on_row(r):
-        print(f"{r.method:<16}{r.rollouts:>9}{r.workers:>8}{r.seconds:>10.2f}"
-              f"{r.cpu_seconds:>8.2f}{r.peak_mb:>9.0f}", flush=True)  # fmt: skip
+        done[(r.method, r.rollouts, r.workers, r.backend)] = r.seconds
+        ref = done.get((r.method, r.rollouts, r.workers, "numpy"))
+        ratio = f"{ref / r.seconds:>7.1f}" if ref and r.backend != "numpy" else f"{'':>7}"
+        release = RELEASE_SECONDS.get((r.method.replace("random-", ""), r.rollouts))
+        rel = f"{release:>9.1f}" if release and args.depth == 20 else f"{'':>9}"
+        print(f"{r.method:<16}{r.rollouts:>9}{r.workers:>8}{r.backend:>8}{r.seconds:>10.2f}"
+              f"{r.cpu_seconds:>8.2f}{r.peak_mb:>9.0f}{ratio}{rel}", flush=True)  # fmt: skip
 
     bench_search(game=game, methods=methods, rollouts=rollouts, workers=workers,
-                 depth=args.depth, seed=_check_seed(args.seed), manual=args.manual,
-                 corpus=corpus_options(args), opponent=args.opponent,
-                 on_row=on_row)  # fmt: skip
+                 backends=sorted(backends, reverse=True), depth=args.depth,
+                 seed=_check_seed(args.seed), manual=args.manual, corpus=corpus_options(args),
+                 opponent=args.opponent, on_row=on_row)  # fmt: skip
+    print("x ref: the numpy reference's seconds over these; release: the 2011 C++ release on "
+          "two cores (text and linear, depth 20)")
     return 0

@@ -1,4 +1,5 @@
-"""Seconds per real step of each search method at each roll-out budget and worker count.
+"""Seconds per real step of each search method at each roll-out budget and worker count, for the
+compiled (numba) and the reference (numpy) arithmetic of the value network.
 
 Library side of `nlmcs bench search`.
 """
@@ -8,14 +9,18 @@ from __future__ import annotations
 import resource
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from nlmcs.games.base import Game
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, make_planner
+from nlmcs.search.methods import CorpusOptions, get_method, make_planner
+
+RELEASE_SECONDS = {("text", 20): 4.9, ("text", 100): 16.4, ("text", 500): 76.5,
+                   ("linear", 20): 3.7, ("linear", 100): 11.8, ("linear", 500): 49.4}
+"""The 2011 C++ release's seconds per real step on two cores at depth 20 (DESIGN §8)."""
 
 
 @dataclass
@@ -23,6 +28,7 @@ class BenchRow:
     method: str
     rollouts: int
     workers: int
+    backend: str
     seconds: float
     cpu_seconds: float
     peak_mb: float
@@ -34,6 +40,7 @@ def bench_search(
     methods: Sequence[str],
     rollouts: Sequence[int],
     workers: Sequence[int],
+    backends: Sequence[str] = ("numba",),
     depth: int = 20,
     seed: int = 0,
     manual=None,
@@ -42,7 +49,8 @@ def bench_search(
     model_config: ModelConfig | None = None,
     on_row: Callable[[BenchRow], None] | None = None,
 ) -> list[BenchRow]:
-    """Seconds for one real step from the seed's start position, per method, budget, workers.
+    """Seconds for one real step from the seed's start position, per method, budget, workers
+and backend (methods without a value network are timed once, as "-").
 
     Planner start-up (worker processes, manual index) is not timed; CPU seconds add this
     process and its workers (start-up included for workers), which tells the cost apart from
@@ -50,31 +58,39 @@ def bench_search(
     any worker so far (ru_maxrss).
     """
     state = game.new_initial_state(seed)
+    base = model_config or ModelConfig()
     rows = []
     for method in methods:
+        learned = get_method(method).planner == "mc"
         for n in rollouts:
             for w in workers:
-                cfg = SearchConfig(rollouts=n, depth=depth, workers=w, opponent=opponent)
-                planner = make_planner(method, game=game, manual=manual, corpus=corpus,
-                                       search_config=cfg, model_config=model_config, seed=seed)
-                kids0 = _children_cpu()
-                try:
-                    t0, c0 = time.perf_counter(), time.process_time()
-                    planner.choose(state.clone(), 0, np.random.default_rng(seed))
-                    seconds = time.perf_counter() - t0
-                    cpu = time.process_time() - c0
-                finally:
-                    planner.close()
-                cpu += _children_cpu() - kids0  # workers count once they have exited
-                peak = max(
-                    resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                    resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-                )
-                row = BenchRow(method, n, w, seconds, cpu, peak / 1024.0)
-                rows.append(row)
-                if on_row is not None:
-                    on_row(row)
+                for backend in (backends if learned else ("-",)):
+                    cfg = SearchConfig(rollouts=n, depth=depth, workers=w, opponent=opponent)
+                    mcfg = replace(base, backend=backend) if learned else base
+                    planner = make_planner(method, game=game, manual=manual, corpus=corpus,
+                                           search_config=cfg, model_config=mcfg, seed=seed)
+                    row = _time_step(planner, state, seed, (method, n, w, backend))
+                    rows.append(row)
+                    if on_row is not None:
+                        on_row(row)
     return rows
+
+
+def _time_step(planner, state, seed: int, key: tuple) -> BenchRow:
+    kids0 = _children_cpu()
+    try:
+        t0, c0 = time.perf_counter(), time.process_time()
+        planner.choose(state.clone(), 0, np.random.default_rng(seed))
+        seconds = time.perf_counter() - t0
+        cpu = time.process_time() - c0
+    finally:
+        planner.close()
+    cpu += _children_cpu() - kids0  # workers count once they have exited
+    peak = max(
+        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
+    )
+    return BenchRow(*key, seconds, cpu, peak / 1024.0)
 
 
 def _children_cpu() -> float:

@@ -31,6 +31,13 @@ class NetworkEvaluator:
     def __init__(self, net: ValueNetwork):
         self.net = net
 
+    def warm_up(self) -> None:
+        """Load the compiled kernels before the first step is timed (once per process)."""
+        if self.net.config.backend == "numba":
+            from nlmcs.model.kernels import warm_up
+
+            warm_up()
+
     def reset(self) -> None:
         self.net.reset()
 

@@ -178,3 +178,20 @@ def sweeps(
         if n_lab:
             for e in range(len(psi_slot)):
                 v[psi_slot[e]] += dv[e]
+
+
+def warm_up() -> None:
+    """Load (or compile) both kernels now, on tiny inputs, so the first real step does not pay
+    for it: numba compiles on first call and caches the machine code on disk."""
+    i0, f0 = np.zeros(0, np.int64), np.zeros(0)
+    one = np.zeros(1)
+    table = np.zeros(4)
+    text_scores(
+        0, i0, i0, i0, f0, np.zeros((0, 2), np.int64), i0, f0, f0, False,
+        np.zeros((1, 0), np.int64), np.zeros((1, 0, 2), np.int64), np.zeros((0, 2)), True,
+        np.zeros((0, 3, 7), np.int64), np.zeros((0, 3), np.bool_), True, table, table, table,
+        0, 0, np.zeros(2, np.int64), np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64),
+        np.zeros(2, np.int64), 1.0, 0.0,
+    )  # fmt: skip
+    sweeps(1, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64),
+           1, i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, table, table, table.copy())

@@ -33,6 +33,7 @@ class MCPlanner:
         self.config = config
         self.seed = int(seed)
         self.core = RolloutCore(game, evaluator, config)
+        self.core.warm_up()
         self.executor = make_executor(self.core, config.workers)
         self.step = 0
         self.last_log: list[dict] = []

@@ -47,6 +47,12 @@ class RolloutCore:
         self.opponents = Opponents(game, config.opponent)
         self.batches_applied = 0
 
+    def warm_up(self) -> None:
+        """Whatever the evaluator loads lazily (compiled kernels), loaded now."""
+        warm = getattr(self.evaluator, "warm_up", None)
+        if warm is not None:
+            warm()
+
     def run(self, root: State, player: int, step: int, seed: int, index: int) -> RolloutResult:
         cfg = self.config
         rng = rollout_rng(seed, step, index)

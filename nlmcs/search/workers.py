@@ -60,6 +60,7 @@ def pin_threads() -> None:
 def _worker(conn, core_bytes: bytes) -> None:
     pin_threads()
     core = pickle.loads(core_bytes)
+    core.warm_up()
     conn.send("ready")
     step = None
     while True:

@@ -37,9 +37,14 @@ def test_bench_search_prints_a_table(tmp_path, monkeypatch, capsys):
                  "--depth", "2", "--map", "tiny"])  # fmt: skip
     assert code == 0
     lines = capsys.readouterr().out.splitlines()
-    header = ["method", "rollouts", "workers", "sec/step", "cpu", "s", "peak", "MB"]
+    header = ["method", "rollouts", "workers", "backend", "sec/step", "cpu", "s", "peak", "MB",
+              "x", "ref", "release"]
     assert lines[0].split() == header
-    assert [ln.split()[0] for ln in lines[1:]] == ["linear", "uct"]
+    rows = [ln.split() for ln in lines[1:-1]]
+    # the learned method is timed with the reference first, then the compiled path and its ratio
+    assert [(r[0], r[3]) for r in rows] == [("linear", "numpy"), ("linear", "numba"), ("uct", "-")]
+    assert len(rows[1]) == 8 and float(rows[1][7]) > 0
+    assert main(["bench", "search", "--backends", "torch"]) == 2
 
 
 def test_bad_input_fails_before_anything_plays(tmp_path, monkeypatch, capsys):
