@@ -77,79 +77,92 @@ def make_game(args):
 
 
 # --- search, model and corpus options -----------------------------------------------------------
+SEARCH_OPTIONS = ("rollouts", "depth", "workers", "batch", "learn_steps", "real_move", "early_q",
+                  "late_q", "reward", "rollout")
+MODEL_OPTIONS = ("alpha", "l2", "passes", "hidden_update", "hidden", "hidden_alpha", "hidden_l2",
+                 "persist", "center", "normalize", "overlap_state", "prior_overlap", "prior_match",
+                 "table_bits", "max_sentences", "rank_sentences", "grounding_features")
+
+
 def add_search_options(p) -> None:
-    g = p.add_argument_group("search")
-    g.add_argument("--rollouts", type=int, default=500, help="roll-outs per real step")
-    g.add_argument("--depth", type=int, default=20, help="simulated steps per roll-out")
-    g.add_argument("--workers", type=int, default=1, help="roll-out worker processes")
-    g.add_argument("--batch", type=int, default=10, help="roll-outs per weight snapshot")
-    g.add_argument("--learn-steps", type=int, default=4, help="steps of a roll-out that train")
-    g.add_argument("--real-move", choices=("best-rollout", "mean-q"), default="best-rollout")
-    g.add_argument("--early-q", choices=("sampled", "expected"), default="expected")
-    g.add_argument("--late-q", choices=("sampled", "expected"), default="expected")
-    g.add_argument("--reward", choices=("ratio", "weighted"), default="ratio")
-    g.add_argument("--rollout", choices=("uniform", "typed"), default="uniform")
-    m = p.add_argument_group("model")
-    m.add_argument("--alpha", type=float, default=1e-4, help="learning rate of every layer")
-    m.add_argument("--l2", type=float, default=0.01, help="L2 penalty")
-    m.add_argument("--passes", type=int, default=7, help="update passes per roll-out")
+    """Search and model options; each left out keeps the value of the chosen base: the project's
+    defaults (`SearchConfig()`, `ModelConfig()`), or with --release the 2011 release's."""
+    g = p.add_argument_group("search (defaults: `SearchConfig`; see README)")
+    g.add_argument("--release", action="store_true",
+                   help="start from the 2011 release's settings instead of the defaults")
+    g.add_argument("--rollouts", type=int, help="roll-outs per real step (500)")
+    g.add_argument("--depth", type=int, help="simulated steps per roll-out (20)")
+    g.add_argument("--workers", type=int, help="roll-out worker processes (1)")
+    g.add_argument("--batch", type=int, help="roll-outs per weight snapshot")
+    g.add_argument("--learn-steps", type=int, help="steps of a roll-out that train (4)")
+    g.add_argument("--real-move", choices=("best-rollout", "mean-q"))
+    g.add_argument("--early-q", choices=("sampled", "expected"))
+    g.add_argument("--late-q", choices=("sampled", "expected"))
+    g.add_argument("--reward", choices=("ratio", "weighted"))
+    g.add_argument("--rollout", choices=("uniform", "typed"))
+    m = p.add_argument_group("model (defaults: `ModelConfig`; see README)")
+    m.add_argument("--alpha", type=float, help="learning rate of the output layer")
+    m.add_argument("--l2", type=float, help="L2 penalty")
+    m.add_argument("--passes", type=int, help="update passes per roll-out (7)")
     m.add_argument("--hidden-update", choices=("release", "consistent", "error"),
-                   default="release", help="factor of the hidden layers' update (see README)")
-    m.add_argument("--hidden", choices=("sample", "expect"), default="sample")
-    m.add_argument("--hidden-alpha", type=float, default=None,
-                   help="learning rate of u and v (default: --alpha)")
-    m.add_argument("--hidden-l2", type=float, default=None, help="L2 of u and v (default: --l2)")
-    m.add_argument("--persist", choices=("none", "hidden"), default="none",
+                   help="factor of the hidden layers' update")
+    m.add_argument("--hidden", choices=("sample", "expect"))
+    m.add_argument("--hidden-alpha", type=float, help="learning rate of u and v")
+    m.add_argument("--hidden-l2", type=float, help="L2 of u and v")
+    m.add_argument("--persist", choices=("none", "hidden"),
                    help="hidden: u, v and the text output weights carry over between steps")
-    m.add_argument("--center", action="store_true",
+    flag = argparse.BooleanOptionalAction
+    m.add_argument("--center", action=flag,
                    help="output layer learns the reward minus the step's mean reward")
-    m.add_argument("--normalize", action="store_true",
+    m.add_argument("--normalize", action=flag,
                    help="word features divided by their sentence's word count")
-    m.add_argument("--overlap-state", action="store_true",
+    m.add_argument("--overlap-state", action=flag,
                    help="relevance feature: sentence words naming the agent's state")
-    m.add_argument("--prior-overlap", type=float, default=0.0,
+    m.add_argument("--grounding-features", action=flag,
+                   help="output features: labelled words naming the action / the state")
+    m.add_argument("--prior-overlap", type=float,
                    help="starting weight of the overlap relevance features")
-    m.add_argument("--prior-match", type=float, default=0.0,
+    m.add_argument("--prior-match", type=float,
                    help="starting weight of the grounding (match) output features")
-    m.add_argument("--table-bits", type=int, default=18, help="log2 of each weight table size")
-    m.add_argument("--max-sentences", type=int, default=None, help="candidate sentence cap")
+    m.add_argument("--table-bits", type=int, help="log2 of each weight table size (18)")
+    m.add_argument("--max-sentences", type=int, help="candidate sentence cap")
     m.add_argument("--rank-sentences", choices=("document", "state", "state-action"),
-                   default="document", help="which sentences the cap keeps: first in the "
-                   "document, or those sharing most words with the state (and action) labels")
+                   help="which sentences the cap keeps: first in the document, or those "
+                        "sharing most words with the state (and action) labels")  # fmt: skip
 
 
 def configs(args):
-    """(SearchConfig, ModelConfig) from the options of `add_search_options`."""
+    """(SearchConfig, ModelConfig): the base (defaults, or the release with --release) with the
+    options given, checked."""
+    from dataclasses import replace
+
     from nlmcs.model.config import ModelConfig
     from nlmcs.search.config import SearchConfig
 
-    for name in ("rollouts", "depth", "workers", "batch", "passes"):
-        positive(name, getattr(args, name))
-    if args.learn_steps < 0:
-        raise UserInputError(f"--learn-steps must be at least 0, got {args.learn_steps}")
-    if not 8 <= args.table_bits <= 26:
+    release = getattr(args, "release", False)
+    base_s = SearchConfig.release() if release else SearchConfig()
+    base_m = ModelConfig.release() if release else ModelConfig()
+    scfg = replace(base_s, **_given(args, SEARCH_OPTIONS))
+    mcfg = replace(base_m, **_given(args, MODEL_OPTIONS))
+    for name in ("rollouts", "depth", "workers", "batch"):
+        positive(name.replace("_", "-"), getattr(scfg, name))
+    positive("passes", mcfg.passes)
+    if scfg.learn_steps < 0:
+        raise UserInputError(f"--learn-steps must be at least 0, got {scfg.learn_steps}")
+    if not 8 <= mcfg.table_bits <= 26:
         raise UserInputError("--table-bits must be between 8 and 26")
-    if args.max_sentences is not None:
-        positive("max-sentences", args.max_sentences)
-    scfg = SearchConfig(
-        rollouts=args.rollouts, depth=args.depth, workers=args.workers, batch=args.batch,
-        learn_steps=args.learn_steps, real_move=args.real_move, early_q=args.early_q,
-        late_q=args.late_q, reward=args.reward, rollout=args.rollout,
-    )  # fmt: skip
-    for name in ("hidden_alpha", "hidden_l2"):
-        if getattr(args, name) is not None:
-            finite(name.replace("_", "-"), getattr(args, name), low=0.0)
-    mcfg = ModelConfig(
-        alpha=finite("alpha", args.alpha, low=0.0), l2=finite("l2", args.l2, low=0.0),
-        passes=args.passes, hidden_update=args.hidden_update, hidden=args.hidden,
-        hidden_alpha=args.hidden_alpha, hidden_l2=args.hidden_l2, persist=args.persist,
-        center=args.center, normalize=args.normalize, overlap_state=args.overlap_state,
-        prior_overlap=finite("prior-overlap", args.prior_overlap),
-        prior_match=finite("prior-match", args.prior_match),
-        table_bits=args.table_bits, max_sentences=args.max_sentences,
-        rank_sentences=args.rank_sentences,
-    )  # fmt: skip
+    if mcfg.max_sentences is not None:
+        positive("max-sentences", mcfg.max_sentences)
+    for name in ("alpha", "l2", "hidden_alpha", "hidden_l2"):
+        if getattr(mcfg, name) is not None:
+            finite(name.replace("_", "-"), getattr(mcfg, name), low=0.0)
+    for name in ("prior_overlap", "prior_match"):
+        finite(name.replace("_", "-"), getattr(mcfg, name))
     return scfg, mcfg
+
+
+def _given(args, names: tuple[str, ...]) -> dict:
+    return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
 
 
 def add_corpus_options(p) -> None:

@@ -88,5 +88,20 @@ class ModelConfig:
     (`nlmcs.model.kernels`); numpy: the reference code they are checked against. Both give the
     same values (within 1e-9) and the same games."""
 
+    @classmethod
+    def release(cls, **overrides) -> ModelConfig:
+        """The model as the 2011 release had it: every weight reset at every step, the
+        release's hidden-layer sign, all candidate sentences in document order, no grounding
+        features, no priors (README "Deviations from the release" lists what still differs)."""
+        return cls(**{**RELEASE, **overrides})
+
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+RELEASE = {
+    "hidden_update": "release", "hidden_alpha": None, "hidden_l2": None, "persist": "none",
+    "center": False, "normalize": False, "overlap_state": False, "prior_overlap": 0.0,
+    "prior_match": 0.0, "max_sentences": None, "rank_sentences": "document",
+    "grounding_features": False, "alpha": 1e-4, "l2": 0.01, "passes": 7, "hidden": "sample",
+}  # fmt: skip

@@ -64,6 +64,15 @@ class SearchConfig:
     log_decisions: bool = False
     """Keep a per-step decision record (`Planner.last_log`)."""
 
+    @classmethod
+    def release(cls, **overrides) -> SearchConfig:
+        """The search as the 2011 release ran it: candidates ranked by Q with every candidate's
+        own sampled sentence and labels, an update after every roll-out, the weighted reward,
+        the best roll-out's first move."""
+        base = {"early_q": "sampled", "late_q": "sampled", "batch": 1, "reward": "weighted",
+                "real_move": "best-rollout", "late_refresh": 1}
+        return cls(**{**base, **overrides})
+
     def to_dict(self) -> dict:
         out = asdict(self)
         out["reward_weights"] = dict(self.reward_weights)
