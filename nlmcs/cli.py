@@ -14,11 +14,11 @@ import logging
 import sys
 
 from nlmcs import __version__
-from nlmcs.commands import ablation, corpus, game, manual, play
+from nlmcs.commands import ablation, corpus, game, manual, play, relevance
 from nlmcs.errors import UserInputError
 
 # Order here is the order in `nlmcs --help`.
-COMMAND_MODULES = (manual, game, play, ablation, corpus)
+COMMAND_MODULES = (manual, game, play, relevance, ablation, corpus)
 
 
 def build_parser() -> argparse.ArgumentParser:

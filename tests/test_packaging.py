@@ -60,6 +60,7 @@ def test_wheel_holds_the_shipped_data(installed):
     names = zipfile.ZipFile(wheel).namelist()
     assert "nlmcs/data/rulesets/classic.json" in names
     assert "nlmcs/data/manuals/civ-guide.md" in names
+    assert "nlmcs/data/decoys/unrelated.txt" in names  # `nlmcs relevance accuracy`'s default
     assert not any(n.startswith(("data/", "tests/")) for n in names)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 from pathlib import Path
 
 from nlmcs.commands.options import (
@@ -41,6 +42,12 @@ def register(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="map, game and search seed")
     p.add_argument("--steps", type=int, default=100, help="real steps (turns) to play at most")
     p.add_argument("--log-decisions", type=Path, help="write every decision record (JSON lines)")
+    p.add_argument("--log-states", action="store_true",
+                   help="the decision log also holds a game header, each step's state and the "
+                        "result (the maps of `nlmcs relevance report`)")  # fmt: skip
+    p.add_argument("--report", type=Path, metavar="HTML",
+                   help="at the end, write the relevance report of the game (one HTML file; "
+                        "implies --log-states; the log is kept only with --log-decisions)")
     add_game_options(p)
     add_search_options(p)
     add_corpus_options(p)
@@ -88,18 +95,30 @@ def _check_writable(path: Path | None) -> None:
 
 
 def play_cli(args: argparse.Namespace) -> int:
-    from nlmcs.experiments.play import make_player, play
-
-    get_method(args.method)
+    method = get_method(args.method)
     positive("steps", args.steps)
     _check_seed(args.seed)
     _check_writable(args.log_decisions)
+    _check_writable(args.report)
+    if args.report is not None and method.reads == "nothing":
+        raise UserInputError(f"--report shows what a text method read; {method.name} reads no "
+                             "text (use text, relevance-only or random-text)")
     game = make_game(args)
     scfg, mcfg = configs(args)
+    with tempfile.TemporaryDirectory(prefix="nlmcs-play-") as scratch:
+        log_path = args.log_decisions
+        if args.report is not None and log_path is None:
+            log_path = Path(scratch) / "decisions.jsonl"
+        return _play(args, game, scfg, mcfg, log_path)
+
+
+def _play(args: argparse.Namespace, game, scfg, mcfg, log_path: Path | None) -> int:
+    from nlmcs.experiments.play import make_player, play
+
     # Everything that can fail on bad input (method, manual, corpus) fails here, before the bar.
     planner = make_player(args.method, game=game, opponent=args.opponent, seed=args.seed,
                           manual=args.manual, corpus=corpus_options(args), search_config=scfg,
-                          model_config=mcfg, log_decisions=args.log_decisions is not None)
+                          model_config=mcfg, log_decisions=log_path is not None)
     from tqdm import tqdm
 
     bar = tqdm(total=args.steps, unit="step", disable=args.no_progress)
@@ -111,8 +130,9 @@ def play_cli(args: argparse.Namespace) -> int:
 
     try:
         result = play(game=game, planner=planner, method=args.method, opponent=args.opponent,
-                      seed=args.seed, steps=args.steps, log_path=args.log_decisions,
-                      on_step=on_step)  # fmt: skip
+                      seed=args.seed, steps=args.steps, log_path=log_path,
+                      log_states=args.log_states or args.report is not None,
+                      log_header=_log_header(args, scfg, mcfg), on_step=on_step)  # fmt: skip
     finally:
         bar.close()
     s = result.summary()
@@ -123,7 +143,24 @@ def play_cli(args: argparse.Namespace) -> int:
           f"seconds/step {s['mean_seconds_per_step']}")  # fmt: skip
     if args.log_decisions:
         print(f"decisions written to {args.log_decisions}")
+    if args.report is not None:
+        from nlmcs.experiments.relevance.log import read_log
+        from nlmcs.experiments.relevance.report import write_report
+
+        write_report(logs=[read_log(log_path)], out=args.report)
+        print(f"report written to {args.report}")
     return 0
+
+
+def _log_header(args: argparse.Namespace, scfg, mcfg) -> dict:
+    """What the decision log's game record says beyond the game itself."""
+    from nlmcs.model.manuals import random_twin
+
+    reads = get_method(args.method).reads
+    manual = None
+    if reads != "nothing":
+        manual = str(random_twin(args.manual) if reads == "random-twin" else args.manual)
+    return {"manual": manual, "search": scfg.to_dict(), "model": mcfg.to_dict()}
 
 
 def bench_cli(args: argparse.Namespace) -> int:

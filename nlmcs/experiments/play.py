@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
+from nlmcs.experiments.relevance.log import END, GAME, LOG_FORMAT, STATE
 from nlmcs.games.base import Game
 from nlmcs.games.base import step as play_step
 from nlmcs.model.config import ModelConfig
@@ -57,14 +58,18 @@ def make_player(method: str, *, game: Game, opponent: str, seed: int, manual=Non
 
 
 def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int, steps: int,
-         log_path: Path | None = None,
+         log_path: Path | None = None, log_states: bool = False,
+         log_header: Mapping | None = None,
          on_step: Callable[[int, dict], None] | None = None) -> PlayResult:
     """Play `planner` as player 0 against `game.policy(opponent)` for up to `steps` real steps,
     then close the planner.
 
     With `log_path`, every decision record (per agent: candidate actions with Q, candidate
     sentences with probabilities, the sampled sentence and its word labels) goes to a
-    JSON-lines file that appears (atomically) when the game ends or is interrupted.
+    JSON-lines file that appears (atomically) when the game ends or is interrupted. With
+    `log_states` the log also holds a game record first (with `log_header`'s fields, e.g. the
+    manual and configurations), each step's state before its decisions, the final state and
+    the result (`nlmcs.experiments.relevance.log` describes them).
     """
     opponents = {p: game.policy(opponent) for p in range(1, game.num_players)}
     state = game.new_initial_state(seed)
@@ -75,10 +80,16 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
         log_path = Path(log_path)
         fd, tmp = tempfile.mkstemp(prefix=f".{log_path.name}.", dir=log_path.parent or ".")
         log = os.fdopen(fd, "w")
+    snapshots = log is not None and log_states
+    if snapshots:
+        log.write(json.dumps(_game_record(game, method=method, opponent=opponent, seed=seed,
+                                          steps=steps, extra=log_header)) + "\n")
     try:
         for t in range(steps):
             if state.is_terminal():
                 break
+            if snapshots:
+                log.write(json.dumps(_state_record(state, t)) + "\n")
             move = planner.choose(state, 0, rng)
             stats = dict(planner.last_stats)
             result.seconds_per_step.append(stats.get("seconds", 0.0))
@@ -89,12 +100,30 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
             result.steps = t + 1
             if on_step is not None:
                 on_step(t, {**stats, "scores": [state.score(p) for p in range(state.num_players)]})
+        result.finished = state.is_terminal()
+        result.winner = state.winner()
+        result.scores = [float(state.score(p)) for p in range(state.num_players)]
+        if snapshots:
+            log.write(json.dumps({**_state_record(state, result.steps), "final": True}) + "\n")
+            log.write(json.dumps({"record": END, **result.summary()}) + "\n")
     finally:
         planner.close()
         if log is not None:
             log.close()
             os.replace(tmp, log_path)
-    result.finished = state.is_terminal()
-    result.winner = state.winner()
-    result.scores = [float(state.score(p)) for p in range(state.num_players)]
     return result
+
+
+def _game_record(game: Game, *, method: str, opponent: str, seed: int, steps: int,
+                 extra: Mapping | None) -> dict:
+    config = getattr(game, "config", None)
+    return {"record": GAME, "format": LOG_FORMAT, "method": method, "opponent": opponent,
+            "seed": seed, "steps": steps, "game": game.name,
+            "game_config": config.to_dict() if hasattr(config, "to_dict") else None,
+            **(extra or {})}  # fmt: skip
+
+
+def _state_record(state, step: int) -> dict:
+    return {"record": STATE, "step": step, "turn": getattr(state, "turn", None),
+            "scores": [round(float(state.score(p)), 3) for p in range(state.num_players)],
+            "state": state.to_json()}  # fmt: skip

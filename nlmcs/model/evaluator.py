@@ -4,7 +4,7 @@ Q of every candidate comes from `ValueNetwork` through its label-word `Signature
 a `Decision` (signature + sampled hidden units); a roll-out's datapoints are prepared into rows
 once and learned from with `nlmcs.model.learner`.
 `explain` gives the decision log its text side: candidate sentences with probabilities, the
-sampled sentence and its word labels.
+sampled sentence, its word labels and their strongest learned weights.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from nlmcs.games.base import Action, AgentId, State
+from nlmcs.model.associations import word_associations
 from nlmcs.model.features import LABELS, Signature, signature
 from nlmcs.model.learner import Batch, learn, prepare
 from nlmcs.model.network import Decision, ValueNetwork
@@ -105,6 +106,7 @@ class NetworkEvaluator:
                 lo, _ = uw.span(dec.y)
                 words = [net.index.stems[uw.words[lo + k]] for k in range(len(dec.z))]
                 out["word_labels"] = [[w, LABELS[z]] for w, z in zip(words, dec.z, strict=True)]
+                out["associations"] = word_associations(net, sig, y=dec.y, z=dec.z)
         else:
             out["latent"] = [{"state": int(i), "p": round(float(p[i]), 6)} for i in order]
             out["sampled_latent"] = int(dec.y)

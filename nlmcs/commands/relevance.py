@@ -1,0 +1,178 @@
+"""`nlmcs relevance show|report|accuracy`: what the text model read, from a decision log.
+
+`show` prints decisions in the terminal, `report` writes one self-contained HTML page (maps per
+step when the log holds states), `accuracy` plays games with decoy sentences mixed into the
+manual and measures how often the model ranks a manual sentence first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from nlmcs.commands.options import (
+    add_command,
+    add_game_options,
+    add_group,
+    add_search_options,
+    configs,
+    make_game,
+    positive,
+)
+from nlmcs.errors import UserInputError
+
+
+def register(sub) -> None:
+    actions = add_group(sub, "relevance",
+                        help="inspect learned sentence relevance: terminal view, HTML report, "
+                             "accuracy against decoy sentences",
+                        example="nlmcs relevance show decisions.jsonl --step 3 --agent settlers",
+                        dest="relevance_action")  # fmt: skip
+    s = add_command(actions, "show", func=show_cli,
+                    help="print each decision's state and action words, its top sentences with "
+                         "probabilities and the sampled sentence with its words marked",
+                    example="nlmcs relevance show decisions.jsonl --step 3 --agent settlers -k 5")
+    s.add_argument("log", type=Path, help="decision log of `nlmcs play --log-decisions`")
+    s.add_argument("--step", type=int, help="only this real step")
+    s.add_argument("--agent", help="only this agent: an id (unit:3, city:7, civ:0) or a kind "
+                   "(settlers, city, civilization)")
+    s.add_argument("-k", type=int, default=5, help="top sentences per decision")
+    s.add_argument("--manual", help="check the log was written reading this stored manual")
+    s.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                   help="colour action and state words (auto: when stdout is a terminal and "
+                        "NO_COLOR is unset)")  # fmt: skip
+
+    r = add_command(actions, "report", func=report_cli,
+                    help="write one self-contained HTML page: maps per step, top sentences and "
+                         "marked words per agent, sentences used most, entropy plot, learned "
+                         "word-attribute associations",  # fmt: skip
+                    example="nlmcs relevance report text.jsonl --html report.html "
+                            "--compare random-text.jsonl")
+    r.add_argument("log", type=Path, help="decision log (with --log-states for maps)")
+    r.add_argument("--html", type=Path, required=True, help="the page to write")
+    r.add_argument("--compare", type=Path, help="a second log shown side by side")
+    r.add_argument("-k", type=int, default=5, help="top sentences per decision")
+    r.add_argument("--map-every", type=int, default=1, help="draw the map every N steps")
+    r.add_argument("--manual", help="check the logs were written reading this stored manual")
+
+    a = add_command(actions, "accuracy", func=accuracy_cli,
+                    help="mix decoy sentences into the manual, play, and measure how often the "
+                         "arg-max sentence is a manual sentence (CSV, PNG, summary)",
+                    example="nlmcs relevance accuracy --manual civ-guide --games 5 --steps 30 "
+                            "--rollouts 100 --depth 10 --map small --out runs/accuracy")
+    a.add_argument("--manual", default="civ-guide", help="stored manual name or directory")
+    a.add_argument("--decoys", type=Path, help="unrelated text (.txt, .md, .html; default: the "
+                   "shipped data/decoys/unrelated.txt)")
+    a.add_argument("--method", default="text", help="text, relevance-only or random-text")
+    a.add_argument("--games", type=int, default=10, help="games (seeds S, S+1, ...)")
+    a.add_argument("--steps", type=int, default=50, help="real steps per game")
+    a.add_argument("--seed", type=int, default=0, help="S: seed of the first game")
+    a.add_argument("--opponent", default="builtin", help="builtin[:easy|normal|hard], random")
+    a.add_argument("--out", type=Path, required=True, help="folder for the CSV, PNG, summary "
+                   "and the games' decision logs")
+    add_game_options(a)
+    add_search_options(a)
+
+
+def register_bench(bench_sub) -> None:
+    """No benchmarks."""
+
+
+def _log(path: Path, manual: str | None):
+    from nlmcs.experiments.relevance.log import check_manual, read_log, require_text
+
+    log = read_log(path)
+    if log.cut_line is not None:
+        print(f"warning: {path}:{log.cut_line}: last line is cut off; showing the complete "
+              "records before it", file=sys.stderr)
+    require_text(log)
+    if manual is not None:
+        from nlmcs.model.manuals import resolve_manual
+
+        check_manual(log, manual=resolve_manual(manual))
+    return log
+
+
+def show_cli(args: argparse.Namespace) -> int:
+    from nlmcs.experiments.relevance.views import select, show_lines
+
+    positive("k", args.k)
+    log = _log(args.log, args.manual)
+    records = select(log, step=args.step, agent=args.agent)
+    colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
+                                        and not os.environ.get("NO_COLOR"))
+    for line in show_lines(records, k=args.k, colour=colour):
+        print(line)
+    return 0
+
+
+def report_cli(args: argparse.Namespace) -> int:
+    from nlmcs.experiments.relevance.report import write_report
+
+    positive("k", args.k)
+    positive("map-every", args.map_every)
+    _check_output(args.html)
+    logs = [_log(args.log, args.manual)]
+    if args.compare is not None:
+        logs.append(_log(args.compare, args.manual))
+    write_report(logs=logs, out=args.html, k=args.k, map_every=args.map_every)
+    print(f"report written to {args.html}")
+    return 0
+
+
+def accuracy_cli(args: argparse.Namespace) -> int:
+    from nlmcs.experiments.relevance.accuracy import relevance_accuracy
+    from nlmcs.experiments.relevance.decoys import shipped_decoys
+    from nlmcs.search.methods import get_method
+
+    if get_method(args.method).reads == "nothing":
+        raise UserInputError(f"--method {args.method} reads no text; choose text, "
+                             "relevance-only or random-text")
+    positive("games", args.games)
+    positive("steps", args.steps)
+    if args.seed < 0:
+        raise UserInputError(f"--seed must be 0 or more, got {args.seed}")
+    if args.out.exists() and not args.out.is_dir():
+        raise UserInputError(f"{args.out}: exists and is not a folder")
+    decoys = args.decoys or shipped_decoys()
+    if not decoys.is_file():
+        raise UserInputError(f"{decoys}: no such file")
+    game = make_game(args)
+    scfg, mcfg = configs(args)
+
+    def on_game(i, path):
+        print(f"game {i + 1}/{args.games} done: {path}", file=sys.stderr, flush=True)
+
+    result = relevance_accuracy(game=game, manual=args.manual, decoys=decoys, out=args.out,
+                                method=args.method, games=args.games, steps=args.steps,
+                                seed=args.seed, opponent=args.opponent, search_config=scfg,
+                                model_config=mcfg, on_game=on_game)  # fmt: skip
+    s = result.summary
+    print(f"{s['method']} reading {s['manual']} ({s['manual_sentences']} sentences) + "
+          f"{s['decoy_sentences']} decoy sentences: {s['games']} games x {s['steps']} steps")
+    print(f"{'':<9}{'decisions':>10}{'manual':>9}{'decoy':>8}{'NULL':>8}{'accuracy':>10}"
+          f"{'chance':>8}")
+    for name in ("overall", "early", "late"):
+        row = s[name]
+        print(f"{name:<9}{row['decisions']:>10}{_pct(row.get('manual_share')):>9}"
+              f"{_pct(row.get('decoy_share')):>8}{_pct(row.get('null_share')):>8}"
+              f"{_pct(row.get('accuracy')):>10}{_pct(row.get('chance_accuracy')):>8}")
+    print("accuracy = manual / (manual + decoy) of the arg-max sentence (the paper: 71.8%); "
+          "chance: the manual share of the agents' candidate sentences")
+    print(f"wrote {result.csv}, {result.png} and {args.out / 'summary.json'}")
+    return 0
+
+
+def _pct(value) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def _check_output(path: Path) -> None:
+    if path.is_dir():
+        raise UserInputError(f"{path}: is a directory; give a file name")
+    if not path.parent.is_dir():
+        raise UserInputError(f"{path}: folder {path.parent} does not exist")
+    if not os.access(path.parent, os.W_OK):
+        raise UserInputError(f"{path}: folder {path.parent} is not writable")

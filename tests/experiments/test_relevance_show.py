@@ -1,0 +1,81 @@
+"""`nlmcs relevance show`: the terminal view on every kind of agent, colours only when asked (or
+on a terminal), and one clear line for logs it cannot show."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from relevance_records import AGENTS, SENTENCES, records, write
+
+from nlmcs.cli import main
+from nlmcs.experiments.relevance.views import mark_words
+
+ESC = "\x1b["
+
+
+def _show(capsys, *argv) -> tuple[int, str, str]:
+    code = main(["relevance", "show", *map(str, argv)])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+@pytest.mark.parametrize("agent", AGENTS, ids=[a[1][0] for a in AGENTS])
+def test_show_every_kind_of_agent(agent, tmp_path, capsys):
+    log = write(tmp_path / "d.jsonl", records())
+    ident, labels, action, state, top, _ = agent
+    for pick in (ident, labels[0]):  # by id and by kind
+        code, out, _ = _show(capsys, log, "--agent", pick, "--step", 1, "-k", 2)
+        assert code == 0
+        blocks = out.split("\n\n")[1:]
+        assert len(blocks) == 1 and "step 1" in blocks[0] and ident in blocks[0]
+        assert f"chose: {action[0]}" in blocks[0] and f"state: {', '.join(state)}" in blocks[0]
+        assert SENTENCES[top] in blocks[0] and "0.5000" in blocks[0]
+        assert f"sampled #{top}:" in blocks[0]
+        assert ESC not in out  # not a terminal: plain
+
+
+def test_plain_marks_words_and_colour_is_ansi(tmp_path, capsys):
+    log = write(tmp_path / "d.jsonl", records(steps=1))
+    code, out, _ = _show(capsys, log, "--agent", "settlers")
+    assert code == 0
+    assert "[Settlers]S should [build]A a [city]A beside a [river]S." in out
+    code, out, _ = _show(capsys, log, "--agent", "settlers", "--color", "always")
+    assert code == 0
+    assert f"{ESC}1;33mbuild{ESC}0m" in out and f"{ESC}1;36mriver{ESC}0m" in out
+    assert "[build]A" not in out
+
+
+def test_show_a_real_game_log_whole(text_game, capsys):
+    log, _ = text_game
+    decisions = [json.loads(x) for x in log.read_text().splitlines()]
+    decisions = [r for r in decisions if "record" not in r]
+    code, out, err = _show(capsys, log, "-k", 3)
+    assert code == 0 and not err
+    blocks = out.split("\n\n")[1:]
+    assert len(blocks) == len(decisions)
+    for rec, block in zip(decisions, blocks, strict=True):
+        assert block.startswith(f"step {rec['step']} ") and rec["agent"] in block
+        for s in rec["sentences"][:3]:
+            assert (s["text"] or "NULL (no sentence)") in block
+        if rec.get("sampled_text"):
+            for piece, label in mark_words(rec["sampled_text"], word_labels=rec["word_labels"]):
+                if label is not None:
+                    assert f"[{piece}]{label[0].upper()}" in block
+
+
+def test_mark_words_skips_background_and_unmatched_words():
+    pieces = mark_words("Settlers don't build cities, ever.",
+                        word_labels=[["settler", "state"], ["build", "background"],
+                                     ["citi", "action"]])
+    assert pieces[0] == ("Settlers", "state")
+    assert ("cities", "action") in pieces
+    assert "".join(p for p, _ in pieces) == "Settlers don't build cities, ever."
+
+
+def test_nothing_matching_is_one_line(tmp_path, capsys):
+    log = write(tmp_path / "d.jsonl", records())
+    code, _, err = _show(capsys, log, "--step", 9)
+    assert code == 2 and err.count("\n") == 1 and "no decision at step 9" in err
+    code, _, err = _show(capsys, log, "--agent", "catapult")
+    assert code == 2 and "agent 'catapult'" in err and "steps 0-1" in err
