@@ -152,6 +152,11 @@ def _invariants(s):
     for tile, cid in s.city_at.items():
         assert s.cities[cid].tile == tile
         assert s.owner_at(tile) in (-1, s.cities[cid].owner)
+    # the per-tile owner bytes mirror tile_units exactly
+    expected = bytearray(s.map.n)
+    for tile, stack in s.tile_units.items():
+        expected[tile] = s.units[stack[0]].owner + 1
+    assert s.occupant == expected
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

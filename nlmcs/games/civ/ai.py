@@ -59,7 +59,9 @@ UNREACHABLE = 1 << 20
 def land_distances(s, tile: int) -> list[int]:
     """Steps over land from `tile` to every tile (8 directions, units ignored); memoised on the
     shared map because terrain never changes. Symmetric, so it serves as "distance to" as well."""
-    cache = s.map.ai_cache.setdefault("bfs", {})
+    cache = s.map.ai_cache.get("bfs")
+    if cache is None:
+        cache = s.map.ai_cache["bfs"] = {}
     dist = cache.get(tile)
     if dist is None:
         if len(cache) > 600:
@@ -68,13 +70,14 @@ def land_distances(s, tile: int) -> list[int]:
         dist = [UNREACHABLE] * m.n
         dist[tile] = 0
         frontier = [tile]
-        ocean, nbrs = m.ocean, m.neighbors
-        while frontier:
+        land_adjacent = m.land_adjacent
+        d = 0
+        while frontier:  # breadth first, one ring of steps at a time
+            d += 1
             nxt = []
             for t in frontier:
-                d = dist[t] + 1
-                for nb in nbrs[t]:
-                    if nb >= 0 and not ocean[nb] and dist[nb] > d:
+                for nb in land_adjacent[t]:
+                    if dist[nb] > d:
                         dist[nb] = d
                         nxt.append(nb)
             frontier = nxt
@@ -105,6 +108,47 @@ def site_values(s) -> tuple[list[float], list[int]]:
     return cache["sites"]
 
 
+def nearby_sites(s, tile: int) -> tuple[tuple[int, float], ...]:
+    """`(site, value - 3 x steps)` for the city sites within ten steps over land of `tile`, best
+    first for a settler standing there (ties in `site_values` order); memoised on the shared map
+    because terrain never changes."""
+    cache = s.map.ai_cache.get("nearby")
+    if cache is None:
+        cache = s.map.ai_cache["nearby"] = {}
+    hit = cache.get(tile)
+    if hit is None:
+        if len(cache) > 2000:
+            cache.clear()
+        values, sites = site_values(s)
+        reach = land_distances(s, tile)
+        near = [(values[t] - 3 * reach[t], k, t) for k, t in enumerate(sites) if reach[t] <= 10]
+        near.sort(key=lambda x: (-x[0], x[1]))
+        hit = cache[tile] = tuple((t, score) for score, _, t in near)
+    return hit
+
+
+def spacing_blocked(s) -> frozenset[int]:
+    """Tiles within SITE_SPACING - 1 of a city (Chebyshev): the AI founds no city there.
+    Memoised on the shared map by the city tiles."""
+    key = tuple(s.city_at)
+    cache = s.map.ai_cache.get("blocked")
+    if cache is None:
+        cache = s.map.ai_cache["blocked"] = {}
+    hit = cache.get(key)
+    if hit is None:
+        if len(cache) > 2000:
+            cache.clear()
+        w, h = s.map.width, s.map.height
+        r = SITE_SPACING - 1
+        blocked = set()
+        for ct in key:
+            cx, cy = ct % w, ct // w
+            for y in range(max(0, cy - r), min(h, cy + r + 1)):
+                blocked.update(range(y * w + max(0, cx - r), y * w + min(w, cx + r + 1)))
+        hit = cache[key] = frozenset(blocked)
+    return hit
+
+
 class BuiltinAI:
     """`joint_action` gives every agent of `player` one rule-based action."""
 
@@ -122,72 +166,87 @@ class BuiltinAI:
 
 
 class _Turn:
-    """One turn's planning for one player; holds the facts every agent's rule looks at."""
+    """One turn's planning for one player; holds the facts every agent's rule looks at.
+
+    Planning never changes the state, so whatever depends only on it (enemy proximity, the
+    defenders each city needs, tile jobs, the rally point) is worked out at most once a turn."""
 
     def __init__(self, s, player: int, level: AILevel, rng: np.random.Generator):
         self.s, self.player, self.level, self.rng = s, player, level, rng
-        self.w = s.map.width
-        self.T = s.tables
+        self.w = w = s.map.width
+        self.T = T = s.tables
         self.own_cities = [c for c in s.cities.values() if c.owner == player]
         self.enemy_cities = [c for c in s.cities.values() if c.owner != player]
         self.own_units = [u for u in s.units.values() if u.owner == player]
         self.enemy_units = [u for u in s.units.values() if u.owner != player]
+        self.enemy_xy = [(u.tile % w, u.tile // w) for u in self.enemy_units]
         self.claimed: set[int] = set()
         self._near: dict[tuple[int, int], bool] = {}
-        self._blocked: set[int] | None = None
-        rs = self.T.ruleset.units
-        mil = self.T.unit_military
+        self._blocked: frozenset[int] | None = None
+        self._sites: dict[int, bool] = {}  # site_available by tile
+        self._jobs: dict[int, Action | None] = {}  # job_at by tile
+        self._rally: int | None = None
+        self._targets: list[int] | None = None
+        rs = T.ruleset.units
+        mil = T.unit_military
+        self.need = {c.id: self.defenders_needed(c) for c in self.own_cities}
         self.garrison: dict[int, list] = {}
+        units = s.units
         for c in self.own_cities:
-            here = [self.s.units[i] for i in s.tile_units.get(c.tile, ())]
-            here = sorted((u for u in here if mil[u.kind]),
-                          key=lambda u: (-rs[u.kind].defense, u.id))
-            self.garrison[c.id] = here[: self.defenders_needed(c)]
+            here = [units[i] for i in s.tile_units.get(c.tile, ()) if mil[units[i].kind]]
+            here.sort(key=lambda u: (-rs[u.kind].defense, u.id))
+            self.garrison[c.id] = here[: self.need[c.id]]
         self.garrisoned = {u.id for g in self.garrison.values() for u in g}
         self.field = [u for u in self.own_units if mil[u.kind] and u.id not in self.garrisoned]
         field_attack = sum(rs[u.kind].attack * u.hp / rs[u.kind].hp for u in self.field)
         # Enemy defence that matters: units in or next to their cities count fully, the rest
         # (wandering the map) a third.
-        w = self.w
+        by_enemy_city = set()
+        for c in self.enemy_cities:
+            by_enemy_city.add(c.tile)
+            by_enemy_city.update(s.map.adjacent[c.tile])
         enemy_def = 0.0
         for e in self.enemy_units:
             if mil[e.kind]:
-                near_city = any(_dist(w, e.tile, c.tile) <= 1 for c in self.enemy_cities)
-                enemy_def += rs[e.kind].defense * (1.0 if near_city else 0.34)
+                enemy_def += rs[e.kind].defense * (1.0 if e.tile in by_enemy_city else 0.34)
         self.offensive = len(self.field) >= level.min_army and field_attack >= (
             level.offensive_ratio * max(1.0, enemy_def)
         )
+        # Settlers and workers the player has or is building (production's expansion rules).
+        founders = sum(1 for u in self.own_units if T.unit_cities[u.kind])
+        self.founder_builds = {c.id for c in self.own_cities
+                               if c.build < T.n_units and T.unit_cities[c.build]}
+        self.founders = founders + len(self.founder_builds)
+        self.workers = sum(1 for u in self.own_units
+                           if T.unit_settlers[u.kind] and not T.unit_cities[u.kind])
 
     def enemy_near(self, tile: int, radius: int) -> bool:
+        """Whether an enemy unit stands within `radius` tiles (Chebyshev) of `tile`."""
         key = (tile, radius)
         hit = self._near.get(key)
         if hit is None:
             w = self.w
             x, y = tile % w, tile // w
-            hit = self._near[key] = any(
-                abs(u.tile % w - x) <= radius and abs(u.tile // w - y) <= radius
-                for u in self.enemy_units
-            )
+            hit = False
+            for ex, ey in self.enemy_xy:
+                if -radius <= ex - x <= radius and -radius <= ey - y <= radius:
+                    hit = True
+                    break
+            self._near[key] = hit
         return hit
 
     def site_available(self, tile: int) -> bool:
         """Whether a free city site lies within ten steps over land of `tile`."""
-        values, sites = site_values(self.s)
-        blocked = self.blocked_sites()
-        reach = land_distances(self.s, tile)
-        return any(reach[t] <= 10 and t not in blocked for t in sites)
+        hit = self._sites.get(tile)
+        if hit is None:
+            blocked = self.blocked_sites()
+            hit = self._sites[tile] = any(t not in blocked for t, _ in nearby_sites(self.s, tile))
+        return hit
 
-    def blocked_sites(self) -> set[int]:
+    def blocked_sites(self) -> frozenset[int]:
         """Tiles too close to an existing city for the AI's spacing."""
         if self._blocked is None:
-            w, h = self.w, self.s.map.height
-            r = SITE_SPACING - 1
-            blocked = set()
-            for ct in self.s.city_at:
-                cx, cy = ct % w, ct // w
-                for y in range(max(0, cy - r), min(h, cy + r + 1)):
-                    blocked.update(range(y * w + max(0, cx - r), y * w + min(w, cx + r + 1)))
-            self._blocked = blocked
+            self._blocked = spacing_blocked(self.s)
         return self._blocked
 
     def defenders_needed(self, c) -> int:
@@ -221,25 +280,17 @@ class _Turn:
 
     def production(self, c) -> Action:
         s, T, L = self.s, self.T, self.level
-        items = set(legal.buildable_items(s, c))
-        rs = T.ruleset.units
-        units = [rs[i] for i in range(T.n_units) if T.unit_names[i] in items]
-        have = sum(1 for u in self.s.tile_units.get(c.tile, ())
-                   if T.unit_military[self.s.units[u].kind])
-        settlers = sum(1 for u in self.own_units if T.unit_cities[u.kind])
-        settlers += sum(1 for x in self.own_cities if x.build < T.n_units
-                        and T.unit_cities[x.build] and x.id != c.id)
-        workers = sum(1 for u in self.own_units if T.unit_settlers[u.kind]
-                      and not T.unit_cities[u.kind])
+        options = legal.build_options(s, c)
+        items = options.index  # buildable name -> item
+        have = sum(1 for u in s.tile_units.get(c.tile, ()) if T.unit_military[s.units[u].kind])
+        settlers = self.founders - (c.id in self.founder_builds)
         danger = self.enemy_near(c.tile, 2)
-        if have < self.defenders_needed(c):
-            best = max((u for u in units if u.military),
-                       key=lambda u: (u.defense, -u.cost))
-            choice = best.name
+        if have < self.need[c.id]:
+            choice = best_unit(s, options, attack=False)
         elif (not danger and c.size >= 2 and len(self.own_cities) + settlers < L.max_cities
               and "settlers" in items and self.site_available(c.tile)):
             choice = "settlers"
-        elif "workers" in items and workers < min(len(self.own_cities), 4) and not danger:
+        elif "workers" in items and self.workers < min(len(self.own_cities), 4) and not danger:
             choice = "workers"
         elif L.walls and danger and "city walls" in items:
             choice = "city walls"
@@ -248,10 +299,7 @@ class _Turn:
         elif "granary" in items and c.size >= 5 and not danger:
             choice = "granary"
         else:
-            best = max((u for u in units if u.military and u.attack > 0),
-                       key=lambda u: (u.attack + 0.5 * u.defense + 0.5 * (u.move_rate - 1),
-                                      -u.cost))
-            choice = best.name
+            choice = best_unit(s, options, attack=True)
         return Action("build", choice)
 
     # --- units -------------------------------------------------------------------------------
@@ -301,15 +349,12 @@ class _Turn:
             if first or good:
                 self.claimed.add(u.tile)
                 return legal.BUILD_CITY
-        best, best_score = None, None
-        reach = land_distances(s, u.tile)
-        for t in sites:
-            d = reach[t]
-            if d > 10 or not free(t) or self.enemy_near(t, 2) or s.owner_at(t) not in (-1, u.owner):
-                continue
-            score = values[t] - 3 * d
-            if best_score is None or score > best_score:
-                best, best_score = t, score
+        # The best-scoring free site not near an enemy (the first in site order on a tie).
+        best = None
+        for t, _ in nearby_sites(s, u.tile):
+            if free(t) and not self.enemy_near(t, 2) and s.owner_at(t) in (-1, u.owner):
+                best = t
+                break
         if best is None:
             return None
         self.claimed.add(best)
@@ -338,6 +383,12 @@ class _Turn:
         return self.step_towards(u, best, options) or legal.WAIT
 
     def job_at(self, t: int) -> Action | None:
+        hit = self._jobs.get(t, False)
+        if hit is False:
+            hit = self._jobs[t] = self._job(t)
+        return hit
+
+    def _job(self, t: int) -> Action | None:
         s = self.s
         ter = self.T.ruleset.terrains[s.map.terr[t]]
         imp = s.improvements[t]
@@ -353,11 +404,11 @@ class _Turn:
 
     def fight(self, u, options: list[Action]) -> Action:
         s, w = self.s, self.w
+        nbrs = s.map.neighbors[u.tile]
         best, best_odds = None, self.level.attack_odds
         for a in options:
             if a.kind == "attack":
-                nt = s.map.neighbors[u.tile][a.arg]
-                defender = combat.best_defender(s, nt)
+                defender = combat.best_defender(s, nbrs[a.arg])
                 p = combat.odds(s, u, defender)
                 if p >= best_odds:
                     best, best_odds = a, p
@@ -367,15 +418,16 @@ class _Turn:
         if u.id in self.garrisoned:
             return stay
         # An empty enemy city next door: walk in and take it.
+        city_at = s.city_at
         for a in options:
             if a.kind == "move":
-                nt = s.map.neighbors[u.tile][a.arg]
-                cid = s.city_at.get(nt)
+                cid = city_at.get(nbrs[a.arg])
                 if cid is not None and s.cities[cid].owner != self.player:
                     return a
         # A city short of defenders pulls the nearest free unit home.
+        need = self.need
         for c in self.own_cities:
-            if len(self.garrison[c.id]) < self.defenders_needed(c):
+            if len(self.garrison[c.id]) < need[c.id]:
                 if u.tile == c.tile:
                     self.garrison[c.id].append(u)
                     return stay
@@ -383,18 +435,49 @@ class _Turn:
                     self.claimed.add(c.id)
                     return self.step_towards(u, c.tile, options) or stay
         if self.offensive and (self.enemy_cities or self.enemy_units):
-            targets = [c.tile for c in self.enemy_cities] or [e.tile for e in self.enemy_units]
+            if self._targets is None:
+                self._targets = ([c.tile for c in self.enemy_cities]
+                                 or [e.tile for e in self.enemy_units])
             reach = land_distances(s, u.tile)
-            target = min(targets, key=lambda t: (reach[t], t))
+            target = min(self._targets, key=lambda t: (reach[t], t))
             if reach[target] < UNREACHABLE:
                 return self.step_towards(u, target, options) or stay
         if u.activity in (FORTIFIED, FORTIFYING):
             return legal.WAIT
         if self.own_cities:
+            rally = self.rally_point()
+            if _dist(w, u.tile, rally) > 1:
+                return self.step_towards(u, rally, options) or stay
+        return stay
+
+    def rally_point(self) -> int:
+        """Where idle field units gather: the own city nearest an enemy city (the first city
+        when no enemy city is known)."""
+        if self._rally is None:
+            w = self.w
             rally = self.own_cities[0].tile
             if self.enemy_cities:
                 rally = min((c.tile for c in self.own_cities),
                             key=lambda t: min(_dist(w, t, e.tile) for e in self.enemy_cities))
-            if _dist(w, u.tile, rally) > 1:
-                return self.step_towards(u, rally, options) or stay
-        return stay
+            self._rally = rally
+        return self._rally
+
+
+def best_unit(s, options, *, attack: bool) -> str:
+    """The AI's best defender (by defence, the cheaper on a tie) or best attacker (by attack +
+    half defence + half extra moves) among a city's build options; memoised on the game."""
+    key = ("ai-unit", attack, options.names)
+    cache = s.game.options_cache
+    hit = cache.get(key)
+    if hit is None:
+        T = s.tables
+        rs = T.ruleset.units
+        units = [rs[i] for i in range(T.n_units) if T.unit_names[i] in options.index]
+        if attack:
+            best = max((u for u in units if u.military and u.attack > 0),
+                       key=lambda u: (u.attack + 0.5 * u.defense + 0.5 * (u.move_rate - 1),
+                                      -u.cost))
+        else:
+            best = max((u for u in units if u.military), key=lambda u: (u.defense, -u.cost))
+        hit = cache[key] = best.name
+    return hit

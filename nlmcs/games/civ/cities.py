@@ -9,6 +9,8 @@ capital, and each city supports a few units for free before they cost a shield e
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 import numpy as np
 
 from nlmcs.games.civ.tables import (
@@ -69,55 +71,87 @@ def granary_size(s, size: int) -> int:
     return p["granary_food_ini"] + p["granary_food_inc"] * (size - 1)
 
 
-def governor(s, c) -> None:
+def work_ranks(s, tile: int) -> tuple[tuple, tuple]:
+    """A worked tile's two sort keys for the governor, `(score, food, -tile, tile, output)` and
+    `(food, score, -tile, tile, output)`. `-tile` breaks ties, so either orders tiles totally."""
+    o = tile_output(s, tile, False, s.improvements[tile])
+    score = o[0] * 4 + o[1] * 3 + o[2] * 2
+    return (score, o[0], -tile, tile, o), (o[0], score, -tile, tile, o)
+
+
+def ranked_tiles(s, centre: int) -> tuple[tuple, tuple]:
+    """The tiles around a city at `centre` (not the centre), best first by score and by food
+    (`work_ranks`); memoised on the shared map by the improvements in the city radius."""
+    radius = s.map.radius[centre]
+    key = (centre, itemgetter(*radius)(s.improvements))
+    cache = s.map.rank_cache
+    hit = cache.get(key)
+    if hit is None:
+        if len(cache) > 10_000:
+            cache.clear()
+        ranks = [work_ranks(s, t) for t in radius[1:]]
+        hit = cache[key] = (tuple(sorted((r[0] for r in ranks), reverse=True)),
+                            tuple(sorted((r[1] for r in ranks), reverse=True)))
+    return hit
+
+
+def governor(s, c, capitals: dict[int, int] | None = None) -> None:
     """Pick the tiles the city works: the centre, then free tiles one by one, by food while the
     city would not grow, else by a weighted sum (food 4, shields 3, trade 2). Unhappy citizens
-    (beyond the content base, less martial law) become entertainers."""
+    (beyond the content base, less martial law) become entertainers. `capitals`: `capital_tiles`,
+    when the caller has it."""
     p = s.params
-    T = s.tables
-    military = sum(1 for uid in s.tile_units.get(c.tile, ()) if T.unit_military[s.units[uid].kind])
+    units, mil = s.units, s.tables.unit_military
+    military = sum(1 for uid in s.tile_units.get(c.tile, ()) if mil[units[uid].kind])
     c.unhappy = max(0, c.size - p["content_base"] - min(p["martial_law_max"], military))
     workers = c.size - c.unhappy
-    taken = set()
+    # Not free: city centres, tiles another city works, tiles picked here, and (tested below)
+    # tiles with enemy units on them.
+    taken = set(s.city_at)
     for other in s.cities.values():
-        if other.id != c.id:
+        if other is not c:
             taken.update(other.worked)
     f, sh, tr = tile_output(s, c.tile, True)
-    cand = []
-    tu, units = s.tile_units, s.units
-    for t in s.map.radius[c.tile][1:]:
-        if t in taken or t in s.city_at:
-            continue
-        stack = tu.get(t)
-        if stack and units[stack[0]].owner != c.owner:
-            continue
-        o = tile_output(s, t)
-        cand.append((o[0] * 4 + o[1] * 3 + o[2] * 2, o[0], -t, t, o))
-    cand.sort(reverse=True)
-    by_food = sorted(cand, key=lambda x: (x[1], x[0], x[2]), reverse=True)
+    by_score, by_food = ranked_tiles(s, c.tile)
+    occupant, me = s.occupant, c.owner + 1
     worked = [c.tile]
-    used: set[int] = set()
     eat = c.size * p["food_cost"]
-    for _ in range(min(workers, len(cand))):
-        pool = by_food if f - eat < 2 else cand
-        pick = next(x for x in pool if x[3] not in used)
-        t, o = pick[3], pick[4]
-        used.add(t)
+    for _ in range(workers):
+        pick = None
+        for rank in by_food if f - eat < 2 else by_score:
+            t = rank[3]
+            if t not in taken and (not occupant[t] or occupant[t] == me):
+                pick = rank
+                break
+        if pick is None:
+            break  # no free tile left
+        taken.add(t)
         worked.append(t)
+        o = pick[4]
         f, sh, tr = f + o[0], sh + o[1], tr + o[2]
     c.worked = tuple(worked)
     c.surplus_food = f - c.size * p["food_cost"]
     c.surplus_shield = sh
-    c.trade = tr - tr * corruption_pct(s, c) // 100
+    if capitals is None:
+        capitals = capital_tiles(s)
+    c.trade = tr - tr * corruption_pct(s, c, capitals.get(c.owner)) // 100
     c.dirty = False
 
 
-def corruption_pct(s, c) -> int:
+def capital_tiles(s) -> dict[int, int]:
+    """Each player's capital tile (the first capital city, should a loaded state hold two)."""
+    out: dict[int, int] = {}
+    for x in s.cities.values():
+        if x.capital and x.owner not in out:
+            out[x.owner] = x.tile
+    return out
+
+
+def corruption_pct(s, c, capital: int | None) -> int:
     """FreeCiv trade waste under despotism: a base share plus a share per tile of distance from the
     capital (in 1/100 %), cut by the palace in the capital itself; capped at 100."""
     p = s.params
     w = s.map.width
-    capital = next((x.tile for x in s.cities.values() if x.owner == c.owner and x.capital), None)
     if capital is None:
         dist = max(w, s.map.height)
     else:
@@ -132,33 +166,38 @@ def end_turn(s, rng: np.random.Generator) -> None:
     _units_end_turn(s)
     T = s.tables
     p = s.params
-    units_rules = T.ruleset.units
     # Upkeep per home city: food for settlers, a shield per unit beyond the free ones.
     food_upkeep: dict[int, int] = {}
     shield_units: dict[int, int] = {}
+    up_food, up_shield = T.unit_upkeep_food, T.unit_upkeep_shield
     for u in s.units.values():
-        if u.home >= 0:
-            ut = units_rules[u.kind]
-            if ut.upkeep_food:
-                food_upkeep[u.home] = food_upkeep.get(u.home, 0) + ut.upkeep_food
-            if ut.upkeep_shield:
-                shield_units[u.home] = shield_units.get(u.home, 0) + ut.upkeep_shield
+        home = u.home
+        if home >= 0:
+            k = u.kind
+            if up_food[k]:
+                food_upkeep[home] = food_upkeep.get(home, 0) + up_food[k]
+            if up_shield[k]:
+                shield_units[home] = shield_units.get(home, 0) + up_shield[k]
     science_pct = p["science_pct"]
-    building_upkeep = [b.upkeep for b in T.ruleset.buildings]
-    for c in list(s.cities.values()):
-        if c.id not in s.cities:
+    free_upkeep = p["free_upkeep"]
+    cities, players, turn = s.cities, s.players, s.turn
+    capitals = None  # owner -> capital tile; no city changes hands or status in here
+    for c in list(cities.values()):
+        if c.id not in cities:
             continue
-        if c.dirty or (s.turn + c.id) % 5 == 0:  # also refresh now and then (martial law, enemies)
-            governor(s, c)
-        player = s.players[c.owner]
+        if c.dirty or (turn + c.id) % 5 == 0:  # also refresh now and then (martial law, enemies)
+            if capitals is None:
+                capitals = capital_tiles(s)
+            governor(s, c, capitals)
+        player = players[c.owner]
         science = c.trade * science_pct // 100
         player.bulbs += science
-        upkeep = sum(v for i, v in enumerate(building_upkeep) if c.buildings >> i & 1)
+        upkeep = building_upkeep(s, c.buildings)
         player.gold = max(0, player.gold + c.trade - science - upkeep)
         _grow(s, c, c.surplus_food - food_upkeep.get(c.id, 0))
-        shields = c.surplus_shield - max(0, shield_units.get(c.id, 0) - p["free_upkeep"])
+        shields = c.surplus_shield - max(0, shield_units.get(c.id, 0) - free_upkeep)
         _produce(s, c, max(0, shields))
-    for pl in s.players:
+    for pl in players:
         t = pl.researching
         if t >= 0 and pl.bulbs >= T.tech_cost[t]:
             pl.bulbs -= T.tech_cost[t]
@@ -166,19 +205,30 @@ def end_turn(s, rng: np.random.Generator) -> None:
             pl.researching = -1
 
 
+def building_upkeep(s, buildings: int) -> int:
+    """Gold per turn for a city's buildings bitmask; memoised on the game (few masks occur)."""
+    cache = s.game.options_cache
+    key = ("upkeep", buildings)
+    hit = cache.get(key)
+    if hit is None:
+        hit = cache[key] = sum(b.upkeep for i, b in enumerate(s.tables.ruleset.buildings)
+                               if buildings >> i & 1)
+    return hit
+
+
 def _units_end_turn(s) -> None:
     p = s.params
     T = s.tables
     frac = p["hp_regen_pct"]
-    rules = T.ruleset.units
-    nbrs, tu, units = s.map.neighbors, s.tile_units, s.units
-    for u in units.values():
+    max_hp = T.unit_hp
+    adjacent, occupant = s.map.adjacent, s.occupant
+    for u in s.units.values():
         act = u.activity
         if act == FORTIFYING:
             u.activity = FORTIFIED
         elif act in BUSY:
-            if any(nb >= 0 and (st := tu.get(nb)) and units[st[0]].owner != u.owner
-                   for nb in nbrs[u.tile]):
+            me = u.owner + 1
+            if any(occupant[nb] and occupant[nb] != me for nb in adjacent[u.tile]):
                 u.activity = IDLE  # work interrupted by an enemy next to the unit
             else:
                 u.progress += 1
@@ -189,7 +239,7 @@ def _units_end_turn(s) -> None:
                     _finish_work(s, u.tile, WORK[act])
                     u.activity = IDLE
                     u.progress = 0
-        hp = rules[u.kind].hp
+        hp = max_hp[u.kind]
         if u.hp < hp:
             cid = s.city_at.get(u.tile)
             if cid is not None and s.cities[cid].owner == u.owner:
@@ -214,10 +264,11 @@ def _finish_work(s, tile: int, bit: int) -> None:
 
 def _grow(s, c, surplus: int) -> None:
     p = s.params
-    granary = c.buildings >> s.tables.granary & 1
-    keep = p["granary_keep_pct"] if granary else 0
     c.food += surplus
     box = granary_size(s, c.size)
+    if 0 <= c.food < box:
+        return
+    keep = p["granary_keep_pct"] if c.buildings >> s.tables.granary & 1 else 0
     if c.food >= box:
         if c.size < p["max_city_size"]:
             c.size += 1
@@ -226,7 +277,7 @@ def _grow(s, c, surplus: int) -> None:
             c.dirty = True
         else:
             c.food = box
-    elif c.food < 0:
+    else:
         # Famine: a settler living off the city starves first, else the city shrinks.
         for u in s.units.values():
             if u.home == c.id and s.tables.ruleset.units[u.kind].upkeep_food:
@@ -267,5 +318,5 @@ def _produce(s, c, shields: int) -> None:
         bit = item - T.n_units
         c.shields -= cost
         c.buildings |= 1 << bit
-        c.build = T.unit_names.index("warriors") if "warriors" in T.unit_names else 0
+        c.build = T.default_build
     c.fresh = True

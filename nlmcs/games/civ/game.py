@@ -77,8 +77,11 @@ class CivGame(Game):
         self.terrain_defense = tuple(t.defense_pct for t in self.ruleset.terrains)
         self.terrain_move = tuple(t.move_cost for t in self.ruleset.terrains)
         self._maps: dict[int, tuple[MapData, list[int]]] = {}
-        # Legal build/research options by (techs, buildings) bitmasks; see legal._build_options.
+        # Build/research options (and the AI's picks among them) by techs and buildings bitmasks;
+        # see legal.build_options.
         self.options_cache: dict = {}
+        # Agent name -> (kind, id), see legal.agent_key.
+        self.agent_keys: dict[str, tuple[str, int]] = {}
         self.state_features = features.extractors(self.tables)  # (name, extractor) in order
 
     def __getstate__(self) -> dict:

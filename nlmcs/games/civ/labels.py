@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from nlmcs.games.base import Action
 from nlmcs.games.civ import combat
-from nlmcs.games.civ.legal import parse_agent
+from nlmcs.games.civ.legal import agent_key
 from nlmcs.games.civ.tables import DIRECTIONS, FORTIFIED, IMPROVEMENT_BITS
 
 _FIXED = {
@@ -26,7 +26,7 @@ SMALL_CITY_MAX = 3
 
 
 def agent_labels(s, agent: str) -> tuple[str, ...]:
-    kind, key = parse_agent(agent)
+    kind, key = agent_key(s, agent)
     if kind == "unit":
         u = s.units.get(key)
         return () if u is None else (s.tables.unit_names[u.kind],)
@@ -59,36 +59,30 @@ def tile_words(s, tile: int) -> tuple[str, ...]:
 
 def _near(s, tile: int, owner: int) -> tuple[bool, bool]:
     """(enemy unit adjacent, friendly unit here or adjacent)."""
-    enemy = friendly = False
-    tu, units = s.tile_units, s.units
-    here = tu.get(tile)
-    if here and len(here) > 1:
-        friendly = True
-    for nb in s.map.neighbors[tile]:
-        if nb >= 0:
-            stack = tu.get(nb)
-            if stack:
-                if units[stack[0]].owner != owner:
-                    enemy = True
-                else:
-                    friendly = True
+    here = s.tile_units.get(tile)
+    enemy, friendly = False, bool(here) and len(here) > 1
+    occupant, me = s.occupant, owner + 1
+    for nb in s.map.land_adjacent[tile]:  # units stand on land only
+        o = occupant[nb]
+        if o:
+            if o != me:
+                enemy = True
+            else:
+                friendly = True
     return enemy, friendly
 
 
 def _border(s, tile: int, owner: int) -> bool:
-    w = s.map.width
-    r2 = s.params["city_radius_sq"]
-    x, y = tile % w, tile // w
-    for c in s.cities.values():
-        if c.owner != owner:
-            dx, dy = c.tile % w - x, c.tile // w - y
-            if dx * dx + dy * dy <= r2:
-                return True
-    return False
+    """An enemy city within the city radius of `tile` (the radius is symmetric)."""
+    city_at, radius = s.city_at, s.map.radius[tile]
+    if city_at.keys().isdisjoint(radius):
+        return False
+    cities = s.cities
+    return any(cities[city_at[t]].owner != owner for t in radius if t in city_at)
 
 
 def state_labels(s, agent: str) -> tuple[str, ...]:
-    kind, key = parse_agent(agent)
+    kind, key = agent_key(s, agent)
     if kind == "unit":
         u = s.units.get(key)
         if u is None:
@@ -108,7 +102,7 @@ def state_labels(s, agent: str) -> tuple[str, ...]:
             words.append("fortified")
         if u.vet:
             words.append("veteran")
-        if u.hp < s.tables.ruleset.units[u.kind].hp:
+        if u.hp < s.tables.unit_hp[u.kind]:
             words.append("wounded")
         if _border(s, u.tile, u.owner):
             words.append("border")
@@ -147,10 +141,10 @@ def city_words(s, c) -> tuple[str, ...]:
     for name, bit in (("walls", T.walls), ("barracks", T.barracks), ("granary", T.granary)):
         if c.buildings >> bit & 1:
             words.append(name)
-    tu, units = s.tile_units, s.units
+    occupant, me = s.occupant, c.owner + 1
     for t in s.map.radius[c.tile]:
-        stack = tu.get(t)
-        if stack and units[stack[0]].owner != c.owner:
+        o = occupant[t]
+        if o and o != me:
             words.append("enemy")
             break
     return tuple(words)
@@ -165,11 +159,11 @@ def action_labels(s, agent: str, action: Action) -> tuple[str, ...]:
         return (f"build {action.arg}",)
     if kind == "research":
         return (f"research {action.arg}",)
-    if kind in ("move", "attack"):
+    if kind == "move" or kind == "attack":
         d = action.arg
         if not isinstance(d, int) or not 0 <= d < 8:
             return (kind,)
-        who, key = parse_agent(agent)
+        who, key = s.game.agent_keys.get(agent) or agent_key(s, agent)
         u = s.units.get(key) if who == "unit" else None
         if u is None:
             return (kind, DIRECTIONS[d])

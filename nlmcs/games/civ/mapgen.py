@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nlmcs.errors import UserInputError
-from nlmcs.games.civ.tables import CARDINAL, DELTAS, Tables
+from nlmcs.games.base import Action
+from nlmcs.games.civ.tables import CARDINAL, DELTAS, MOVE, Tables
 
 MIN_SIDE, MAX_SIDE = 8, 200
 
@@ -37,10 +38,17 @@ class MapData:
     coast: tuple[bool, ...]  # land next to ocean
     water_source: tuple[bool, ...]  # river here, or ocean/river on a side (irrigation source)
     radius: tuple[tuple[int, ...], ...]  # tiles within the city radius, the centre first
+    # Derived per-tile lookups for the hot path, so no loop re-tests the map edge or the sea.
+    adjacent: tuple[tuple[int, ...], ...]  # the neighbours on the map, N clockwise
+    land_steps: tuple[tuple[tuple[int, int], ...], ...]  # (direction, tile) of land neighbours
+    land_adjacent: tuple[tuple[int, ...], ...]  # the land neighbours alone
+    land_moves: tuple[tuple[Action, ...], ...]  # the "move" actions towards them
+    too_close: tuple[tuple[int, ...], ...]  # tiles nearer than citymindist (Chebyshev)
     # Memo tables filled lazily by the rules (tile outputs, tile words); keyed by tile and
     # improvement bits, so they stay valid for every state on this map.
     tile_cache: dict = field(default_factory=dict, repr=False)
     label_cache: dict = field(default_factory=dict, repr=False)
+    rank_cache: dict = field(default_factory=dict, repr=False)  # cities.work_ranks
     ai_cache: dict = field(default_factory=dict, repr=False)
 
     @property
@@ -95,10 +103,24 @@ def build_map(tables: Tables, width: int, height: int, terrain, resource, river)
         x, y = tile % width, tile // width
         radius.append(tuple((y + dy) * width + x + dx for dx, dy in offsets
                             if 0 <= x + dx < width and 0 <= y + dy < height))
+    gap = tables.ruleset.params["citymindist"] - 1
+    too_close = []
+    for tile in range(n):
+        x, y = tile % width, tile // width
+        too_close.append(tuple(yy * width + xx
+                               for yy in range(max(0, y - gap), min(height, y + gap + 1))
+                               for xx in range(max(0, x - gap), min(width, x + gap + 1))))
     return MapData(
         width=width, height=height, terrain=terrain, resource=resource, river=river,
         terr=terr, res=tuple(int(v) for v in resource), riv=riv, ocean=ocean,
         neighbors=tuple(nbrs), coast=coast, water_source=water, radius=tuple(radius),
+        adjacent=tuple(tuple(nb for nb in row if nb >= 0) for row in nbrs),
+        land_steps=tuple(tuple((d, nb) for d, nb in enumerate(row) if nb >= 0 and not ocean[nb])
+                         for row in nbrs),
+        land_adjacent=tuple(tuple(nb for nb in row if nb >= 0 and not ocean[nb]) for row in nbrs),
+        land_moves=tuple(tuple(MOVE[d] for d, nb in enumerate(row) if nb >= 0 and not ocean[nb])
+                         for row in nbrs),
+        too_close=tuple(too_close),
     )
 
 

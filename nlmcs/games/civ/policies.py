@@ -15,11 +15,14 @@ class RandomPolicy:
     kind = "random"
 
     def joint_action(self, state, player: int, rng: np.random.Generator) -> dict[AgentId, Action]:
-        agents = state.agents(player)
-        draws = rng.random(len(agents)).tolist()
+        listing = getattr(state, "agent_actions", None)  # the civ state's one-pass listing
+        if listing is not None:
+            pairs = listing(player)
+        else:
+            pairs = [(agent, state.legal_actions(agent)) for agent in state.agents(player)]
+        draws = rng.random(len(pairs)).tolist()
         out = {}
-        for agent, r in zip(agents, draws, strict=True):
-            acts = state.legal_actions(agent)
+        for (agent, acts), r in zip(pairs, draws, strict=True):
             if acts:
                 out[agent] = acts[int(r * len(acts))]
         return out

@@ -12,13 +12,14 @@ import numpy as np
 from nlmcs.games.base import Action
 from nlmcs.games.civ import combat
 from nlmcs.games.civ.legal import (
+    agent_key,
+    buildable_index,
     buildable_items,
     can_build_road,
     can_found_city,
     can_irrigate,
     can_mine,
     in_enemy_zoc,
-    parse_agent,
     researchable,
     zoc_allows,
 )
@@ -37,7 +38,7 @@ from nlmcs.games.civ.tables import (
 
 # --- the dispatcher ----------------------------------------------------------------------------
 def apply_action(s, agent: str, action: Action, rng: np.random.Generator) -> bool:
-    kind, key = parse_agent(agent)
+    kind, key = s.game.agent_keys.get(agent) or agent_key(s, agent)
     if kind == "unit":
         u = s.units.get(key)
         if u is None:
@@ -68,60 +69,60 @@ def do_move(s, u, arg, rng) -> bool:
     fraction of a move, so fast units and road networks go further. Stops next to an enemy, on
     entering a city, or where the next step is blocked. Entering an empty enemy city captures it.
     A unit next to an enemy may not step to another tile next to one (zones of control)."""
-    d = _direction(arg)
+    d = arg if type(arg) is int and 0 <= arg < 8 else _direction(arg)
     if d < 0:
         return False
-    m = s.map
-    frags = s.params["move_frags"]
-    moves = s.tables.ruleset.units[u.kind].move_rate * frags
-    military = s.tables.unit_military[u.kind]
-    first = m.neighbors[u.tile][d]
-    if (first >= 0 and u.tile not in s.city_at and in_enemy_zoc(s, u.tile, u.owner)
-            and not zoc_allows(s, first, u.owner)):
+    m, T, p = s.map, s.tables, s.params
+    moves = T.unit_moves[u.kind]
+    military = T.unit_military[u.kind]
+    owner = u.owner
+    me = owner + 1
+    nbrs, ocean, riv, land_adjacent = m.neighbors, m.ocean, m.riv, m.land_adjacent
+    city_at, occupant, imps = s.city_at, s.occupant, s.improvements
+    here = u.tile
+    first = nbrs[here][d]
+    if (first >= 0 and here not in city_at and in_enemy_zoc(s, here, owner)
+            and not zoc_allows(s, first, owner)):
         return False  # zones of control; later steps start away from enemies (we stop next to one)
     steps = 0
     while moves > 0:
-        here, nt = u.tile, m.neighbors[u.tile][d]
-        if nt < 0 or m.ocean[nt]:
+        nt = nbrs[here][d]
+        if nt < 0 or ocean[nt]:
             break
-        stack = s.tile_units.get(nt)
-        if stack and s.units[stack[0]].owner != u.owner:
+        o = occupant[nt]
+        if o and o != me:
             break
-        cid = s.city_at.get(nt)
-        enemy_city = cid is not None and s.cities[cid].owner != u.owner
+        cid = city_at.get(nt)
+        enemy_city = cid is not None and s.cities[cid].owner != owner
         if enemy_city and not military:
             break
         # a city centre has a free road, except on a river (no Bridge Building)
-        if (s.improvements[here] & ROAD or (here in s.city_at and not m.riv[here])) and (
-            s.improvements[nt] & ROAD or (cid is not None and not m.riv[nt])
+        if (imps[here] & ROAD or (here in city_at and not riv[here])) and (
+            imps[nt] & ROAD or (cid is not None and not riv[nt])
         ):
-            cost = s.params["road_move_frags"]
-        elif m.riv[here] and m.riv[nt] and d in CARDINAL:
-            cost = s.params["river_move_frags"]
+            cost = p["road_move_frags"]
+        elif riv[here] and riv[nt] and d in CARDINAL:
+            cost = p["river_move_frags"]
         else:
-            cost = s.terrain_move[m.terr[nt]] * frags
+            cost = s.terrain_move[m.terr[nt]] * p["move_frags"]
         s.move_unit(u, nt)
+        here = nt
         steps += 1
         moves -= cost
         if enemy_city:
-            capture_city(s, s.cities[cid], u.owner)
+            capture_city(s, s.cities[cid], owner)
             break
-        if cid is not None or enemy_adjacent(s, nt, u.owner):
+        if cid is not None:
             break
+        for nb in land_adjacent[nt]:  # stop next to an enemy
+            o = occupant[nb]
+            if o and o != me:
+                moves = 0
+                break
     if steps == 0:
         return False
     u.activity = IDLE
     return True
-
-
-def enemy_adjacent(s, tile: int, owner: int) -> bool:
-    tu, units = s.tile_units, s.units
-    for nb in s.map.neighbors[tile]:
-        if nb >= 0:
-            stack = tu.get(nb)
-            if stack and units[stack[0]].owner != owner:
-                return True
-    return False
 
 
 def do_attack(s, u, arg, rng) -> bool:
@@ -216,10 +217,10 @@ UNIT_HANDLERS = {
 
 # --- city and civilization handlers ------------------------------------------------------------
 def set_production(s, c, name) -> bool:
-    if not isinstance(name, str) or name not in buildable_items(s, c):
+    item = buildable_index(s, c).get(name) if isinstance(name, str) else None
+    if item is None:
         return False
     T = s.tables
-    item = T.item_index(name)
     if item != c.build:
         if not c.fresh and (item < T.n_units) != (c.build < T.n_units):
             c.shields = c.shields * (100 - s.params["change_penalty_pct"]) // 100
@@ -228,11 +229,8 @@ def set_production(s, c, name) -> bool:
 
 
 def set_research(s, player: int, name) -> bool:
-    T = s.tables
-    if not isinstance(name, str) or name not in T.tech_names:
-        return False
-    t = T.tech_names.index(name)
-    if t not in researchable(s, player):
+    t = s.tables.tech_by_name.get(name) if isinstance(name, str) else None
+    if t is None or t not in researchable(s, player):
         return False
     s.players[player].researching = t
     return True
@@ -245,8 +243,8 @@ def found_city(s, owner: int, tile: int):
     cid = s.next_id
     s.next_id += 1
     capital = not any(c.owner == owner and c.capital for c in s.cities.values())
-    warriors = s.tables.unit_names.index("warriors") if "warriors" in s.tables.unit_names else 0
-    city = City(cid, owner, tile, size=1, build=warriors, capital=capital, founded=s.turn)
+    city = City(cid, owner, tile, size=1, build=s.tables.default_build, capital=capital,
+                founded=s.turn)
     s.cities[cid] = city
     s.city_at[tile] = cid
     for other in s.cities.values():

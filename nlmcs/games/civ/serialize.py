@@ -249,8 +249,7 @@ def state_from_json(game, data: object):
         u = Unit(uid, owner, kind, tile, _int(ud, "hp", where, 1, ut.hp),
                  _int(ud, "veteran", where, 0, len(game.ruleset.params["veteran_power_pct"]) - 1),
                  ACTIVITY_NAMES.index(activity), _int(ud, "progress", where, 0), home)
-        s.units[uid] = u
-        s.tile_units.setdefault(tile, []).append(uid)
+        s.place_unit(u)
     return s
 
 

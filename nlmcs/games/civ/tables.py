@@ -7,8 +7,9 @@ ruleset's dataclasses into tuples so a roll-out never does a name lookup.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from nlmcs.games.base import Action
 from nlmcs.games.civ.ruleset import Ruleset
 
 IRRIGATION, MINE, ROAD = 1, 2, 4
@@ -22,6 +23,16 @@ BUSY = frozenset({IRRIGATING, MINING, ROADING})
 DIRECTIONS = ("north", "northeast", "east", "southeast", "south", "southwest", "west", "northwest")
 DELTAS = ((0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1))
 CARDINAL = frozenset({0, 2, 4, 6})
+
+# The unit orders, one object each, shared by the legal-action lists (see legal.py).
+MOVE = tuple(Action("move", d) for d in range(8))
+ATTACK = tuple(Action("attack", d) for d in range(8))
+WAIT = Action("wait")
+FORTIFY = Action("fortify")
+BUILD_CITY = Action("build_city")
+IRRIGATE = Action("irrigate")
+MINE_ACTION = Action("mine")
+BUILD_ROAD = Action("build_road")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,9 +59,17 @@ class Tables:
     granary: int
     walls: int
     terrain_ocean: tuple[bool, ...]
-
-    def item_index(self, name: str) -> int:
-        return self.item_names.index(name)
+    # Per unit kind, for the hot path (the ruleset's dataclasses cost an attribute lookup each).
+    unit_can_attack: tuple[bool, ...]  # military with attack > 0
+    unit_hp: tuple[int, ...]
+    unit_moves: tuple[int, ...]  # move_rate x move_frags
+    unit_upkeep_food: tuple[int, ...]
+    unit_upkeep_shield: tuple[int, ...]
+    default_build: int  # what a new city builds, and a city after finishing a building
+    # Name -> index (the first, as tuple.index), instead of a scan on every production or
+    # research order.
+    item_by_name: dict[str, int] = field(compare=False)
+    tech_by_name: dict[str, int] = field(compare=False)
 
 
 def compile_tables(ruleset: Ruleset) -> Tables:
@@ -95,4 +114,12 @@ def compile_tables(ruleset: Ruleset) -> Tables:
         granary=bnames.index("granary"),
         walls=bnames.index("city walls"),
         terrain_ocean=tuple(t.ocean for t in ruleset.terrains),
+        unit_can_attack=tuple(u.military and u.attack > 0 for u in units),
+        unit_hp=tuple(u.hp for u in units),
+        unit_moves=tuple(u.move_rate * ruleset.params["move_frags"] for u in units),
+        unit_upkeep_food=tuple(u.upkeep_food for u in units),
+        unit_upkeep_shield=tuple(u.upkeep_shield for u in units),
+        default_build=next((i for i, u in enumerate(units) if u.name == "warriors"), 0),
+        item_by_name={name: i for i, name in reversed(list(enumerate(items)))},
+        tech_by_name=tech_index,
     )
