@@ -13,14 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from corpus.live import corpus_similarity
+from corpus.shipped import SAMPLE_CORPUS, find_corpus_dir
 from corpus.similarity import CorpusSimilarity, SimilarityConfig
-from corpus.store import StoredCorpus, corpus_dir, load_corpus
+from corpus.store import StoredCorpus, load_corpus
 from nlmcs.errors import UserInputError
 
 if TYPE_CHECKING:
     from corpus.naive_bayes import NaiveBayesActionModel
 
-DEFAULT_CORPUS = "civ-builtin"
+DEFAULT_CORPUS = SAMPLE_CORPUS
 
 
 class CorpusBundle:
@@ -54,11 +55,11 @@ def _bundle_at(directory: str, stamp: float) -> CorpusBundle:
 
 
 def corpus_bundle(corpus: str | Path | StoredCorpus | None) -> CorpusBundle:
-    """Bundle for a name, a directory or a `StoredCorpus` (None: `DEFAULT_CORPUS`); a stored
-    one is loaded once per process and version."""
+    """Bundle for a name, a directory or a `StoredCorpus` (None: `DEFAULT_CORPUS`, which ships
+    with the project); a stored one is loaded once per process and version."""
     if isinstance(corpus, StoredCorpus):
         return CorpusBundle(corpus)
-    directory = corpus_dir(corpus or DEFAULT_CORPUS)
+    directory = find_corpus_dir(corpus or DEFAULT_CORPUS)
     meta = directory / "meta.json"
     if not meta.exists():
         raise UserInputError(f"no corpus at {directory}; record one first, e.g. `nlmcs corpus "
@@ -67,10 +68,24 @@ def corpus_bundle(corpus: str | Path | StoredCorpus | None) -> CorpusBundle:
 
 
 def check_compatible(corpus: StoredCorpus, game) -> None:
-    """The corpus's vectors must mean what the live game's do: same game, same feature list."""
+    """The corpus's vectors must mean what the live game's do: same game, same ruleset (for a
+    game that has one), same feature list."""
     if corpus.meta["game"] != game.name:
         raise UserInputError(f"corpus {corpus.name} holds {corpus.meta['game']!r} games, not "
                              f"{game.name!r}")
+    ruleset = getattr(game, "ruleset", None)
+    name, sha = getattr(ruleset, "name", None), getattr(ruleset, "sha256", None)
+    recorded = {str(s) for s in corpus.games.get("ruleset_sha256", []) if s}
+    if name is not None and corpus.meta["ruleset"] != name:
+        differs = f"ruleset {corpus.meta['ruleset']!r}, not this game's {name!r}"
+    elif sha and recorded and recorded != {sha}:
+        differs = f"another version of ruleset {name!r} (sha256 {sorted(recorded)[0][:12]}, " \
+                  f"this game's {sha[:12]})"
+    else:
+        differs = None
+    if differs:
+        raise UserInputError(f"corpus {corpus.name} was recorded with {differs}; record one "
+                             "with this game's ruleset")
     if corpus.feature_names != list(game.state_feature_names()):
         raise UserInputError(f"corpus {corpus.name} was recorded with other state features than "
                              "this game has; record it again with this version of the game")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
@@ -60,34 +60,44 @@ def corpus_similarity(corpus: StoredCorpus, config: SimilarityConfig | None = No
         applied=table["applied"].to_numpy(), config=config)
 
 
+PriorKind = Literal["value", "policy"]
+"""value: the paper's mean R x U per candidate (NaN where unseeded), for virtual visits; policy:
+non-negative weights over the candidates (the support of the credited pairs), for PUCT."""
+
+
 class CorpusPrior:
-    """`prior(state, agent, actions)` for UCT: corpus values per candidate, NaN where unseeded.
+    """`prior(state, agent, actions)` for the tree planners from corpus similarity.
 
     Returns None when the corpus says nothing about this agent's situation. Chance inside a trial
-    `apply_action` (combat) draws from a generator seeded once here.
+    `apply_action` (combat) draws from a generator made from `seed` at every call, so a prior is
+    a function of its arguments: the same question gets the same answer in any process.
     """
 
-    def __init__(self, similarity: CorpusSimilarity, *, seed: int = 0) -> None:
+    def __init__(self, similarity: CorpusSimilarity, *, kind: PriorKind = "value",
+                 seed: int = 0) -> None:
         self.similarity = similarity
-        self.rng = np.random.default_rng(seed)
+        self.kind = kind
+        self.seed = seed
 
     def __call__(self, state: State, agent: AgentId, actions: list[Action]) -> list[float] | None:
         if not actions:
             return None
-        _, before, diffs = candidate_diffs(state, agent, actions, self.rng)
+        _, before, diffs = candidate_diffs(state, agent, actions, np.random.default_rng(self.seed))
         credit = self.similarity.credit(before, diffs, agent_label=agent_word(state, agent),
                                         types=[state.action_type(a) for a in actions],
                                         details=False)
         if credit.count.sum() == 0:
             return None
-        return [float(v) for v in credit.prior]
+        return [float(v) for v in (credit.prior if self.kind == "value" else credit.support)]
 
 
 class NaiveBayesPrior:
-    """Tree prior from the naive-Bayes model: p / max p over the candidates (Ontañón 2016)."""
+    """Tree prior from the naive-Bayes model (Ontañón 2016): p / max p over the candidates as a
+    value, or p itself as a policy."""
 
-    def __init__(self, model: NaiveBayesActionModel) -> None:
+    def __init__(self, model: NaiveBayesActionModel, *, kind: PriorKind = "value") -> None:
         self.model = model
+        self.kind = kind
 
     def __call__(self, state: State, agent: AgentId, actions: list[Action]) -> list[float] | None:
         if not actions:
@@ -95,7 +105,7 @@ class NaiveBayesPrior:
         vec = np.asarray(state.state_vector(agent_owner(state, agent)), dtype=np.float32)
         p = self.model.candidate_probabilities(vec, agent_word(state, agent),
                                                [action_key(a.kind, a.arg) for a in actions])
-        return [float(v) for v in p / p.max()]
+        return [float(v) for v in (p / p.max() if self.kind == "value" else p)]
 
 
 @dataclass(frozen=True)

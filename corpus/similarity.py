@@ -8,7 +8,9 @@ the state vector), every corpus pair (s', a') in the pool gets relevance
 and is credited once, to its most relevant candidate. A candidate's prior is the mean of R x U over
 the pairs credited to it (eqs. 4-5), with U = 1 (trust the recorded player) or the recorded
 player's result. Candidates that no pair chose get no prior (NaN): the paper seeds only the part of
-the tree the corpus speaks about.
+the tree the corpus speaks about. A candidate's support is the sum instead of the mean (a pair tied
+between candidates split equally): normalised, a policy that weighs how many recorded players did
+something like this candidate here, which is what PUCT wants (`nlmcs.search.tree`).
 
 To stay fast on a million decisions, the pool is restricted to the `pool_size` corpus states most
 similar to s. `StateIndex` finds them either exactly (one matrix-vector product over the normalised
@@ -133,6 +135,7 @@ class Credit:
     count: np.ndarray  # (m,) pairs credited
     pairs: list[np.ndarray]  # per candidate: corpus row ids credited, most relevant first
     relevance: list[np.ndarray]  # per candidate: R of those pairs (both empty if not asked for)
+    support: np.ndarray | None = None  # (m,) sum of R x U, a pair tied between candidates split
 
 
 class CorpusSimilarity:
@@ -198,7 +201,8 @@ class CorpusSimilarity:
         ids, s_cos = self.pool(state, agent_label)
         if len(ids) == 0 or m == 0:
             return Credit(np.full(m, np.nan), np.zeros(m, dtype=np.int64),
-                          [np.empty(0, np.int64)] * m, [np.empty(0, np.float32)] * m)
+                          [np.empty(0, np.int64)] * m, [np.empty(0, np.float32)] * m,
+                          np.zeros(m))
         a_cos = action_unit(diffs, self.action_scale) @ self.a_units[ids].T  # (m, k)
         w = self.config.type_weight
         if w > 0 and types is not None:
@@ -218,4 +222,10 @@ class CorpusSimilarity:
             mine = mine[np.argsort(-r_own[mine], kind="stable")]
             pairs.append(self.rows[ids[mine]])
             rel.append(r_own[mine])
-        return Credit(prior=prior, count=count, pairs=pairs, relevance=rel)
+        # Support: the same mass summed instead of averaged, so that an action the recorded
+        # players chose often outweighs one they chose rarely, with a pair whose best match is
+        # shared (eight moves with one effect) split between the tied candidates rather than
+        # all given to the first of them.
+        tied = relevance >= r_own[None, :] - 1e-6
+        support = (tied / tied.sum(axis=0, keepdims=True)) @ value
+        return Credit(prior=prior, count=count, pairs=pairs, relevance=rel, support=support)

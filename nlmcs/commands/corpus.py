@@ -1,4 +1,5 @@
-"""`nlmcs corpus record|ingest|stats|query` and `nlmcs bench priors`, thin over `corpus`."""
+"""`nlmcs corpus record|ingest|list|stats|query|export` and `nlmcs bench priors`, thin over
+`corpus`."""
 
 from __future__ import annotations
 
@@ -28,6 +29,9 @@ def register(sub) -> None:
     p.add_argument("--preset", default="default", choices=("default", "small", "tiny"),
                    help="map preset: default 40x25, small 16x12, tiny 10x8")
     p.add_argument("--ruleset", default="classic", help="ruleset name or path")
+    p.add_argument("--no-states", action="store_true",
+                   help="leave the full state of every turn out of the logs (mining needs only "
+                        "the decisions' vectors; the logs are about 20x smaller)")
 
     p = add_command(inner, "ingest", help="mine recorded game logs into a stored corpus",
                     example="nlmcs corpus ingest logs/*.jsonl --name demo", func=_ingest)
@@ -36,6 +40,15 @@ def register(sub) -> None:
     p.add_argument("--name", required=True, help="corpus name (created or appended to)")
     p.add_argument("--on-error", choices=("stop", "skip"), default="stop",
                    help="stop at a malformed line (default) or skip it and report it")
+
+    p = add_command(inner, "list", help="stored and shipped corpora",
+                    example="nlmcs corpus list", func=_list)
+
+    p = add_command(inner, "export", help="copy a stored corpus without its logs, to share or ship",
+                    example="nlmcs corpus export civ-sample --out data/corpora/civ-sample",
+                    func=_export)
+    p.add_argument("name", help="corpus name or directory")
+    p.add_argument("--out", required=True, type=Path, help="new folder to write")
 
     p = add_command(inner, "stats", help="counts of a stored corpus",
                     example="nlmcs corpus stats demo --naive-bayes", func=_stats)
@@ -80,7 +93,7 @@ def _record(args) -> int:
         games=args.games, players=tuple(s.strip() for s in args.players.split(",") if s.strip()),
         method=args.method, rollouts=args.rollouts, seed=args.seed, workers=args.workers,
         max_turns=args.max_turns, preset=args.preset,
-        ruleset=args.ruleset)
+        ruleset=args.ruleset, record_states=not args.no_states)
     check_players(config)
     logs = corpus_dir(args.name) / "logs"
     bar = tqdm(total=config.games, unit="game", desc=f"recording {args.name}")
@@ -116,10 +129,38 @@ def _ingest(args) -> int:
     return 0
 
 
+def _list(args) -> int:
+    from corpus.shipped import shipped_corpora
+    from nlmcs.paths import corpora_dir
+
+    stored = corpora_dir()
+    found = [("stored", p) for p in sorted(stored.iterdir()) if (p / "meta.json").is_file()] \
+        if stored.is_dir() else []
+    found += [("shipped", p) for p in shipped_corpora().values()]
+    print(f"corpora in {stored} (and shipped with nlmcs):")
+    for where, path in found:
+        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+        print(f"  {path.name:<24} {where:<8} {meta['counts']['games']:>6} games "
+              f"{meta['counts']['decisions']:>9} decisions  ruleset {meta['ruleset']}")
+    if not found:
+        print("  (none)")
+    return 0
+
+
+def _export(args) -> int:
+    from corpus.shipped import export_corpus
+
+    out = export_corpus(args.name, args.out)
+    size = sum(p.stat().st_size for p in out.iterdir())
+    print(f"exported {args.name} to {out} ({size / 1e6:.1f} MB)")
+    return 0
+
+
 def _stats(args) -> int:
+    from corpus.shipped import find_corpus_dir
     from corpus.store import load_corpus
 
-    corpus = load_corpus(args.name)
+    corpus = load_corpus(find_corpus_dir(args.name))
     meta = corpus.meta
     counts = meta["counts"]
     print(f"corpus {corpus.name}: game {meta['game']}, ruleset {meta['ruleset']}, "
@@ -159,11 +200,12 @@ def _table(title: str, counts: dict, total: int | None) -> None:
 
 def _query(args) -> int:
     from corpus.live import query
+    from corpus.shipped import find_corpus_dir
     from corpus.similarity import SimilarityConfig
     from corpus.store import load_corpus
     from nlmcs.games import make_game
 
-    corpus = load_corpus(args.name)
+    corpus = load_corpus(find_corpus_dir(args.name))
     try:
         data = json.loads(args.state.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:

@@ -78,7 +78,8 @@ def make_game(args):
 
 # --- search, model and corpus options -----------------------------------------------------------
 SEARCH_OPTIONS = ("rollouts", "depth", "workers", "batch", "learn_steps", "real_move", "early_q",
-                  "late_q", "reward", "rollout")
+                  "late_q", "reward", "rollout", "prior_mode", "puct_c", "prior_visits",
+                  "prior_floor", "prior_weight")
 MODEL_OPTIONS = ("alpha", "l2", "passes", "hidden_update", "hidden", "hidden_alpha", "hidden_l2",
                  "persist", "center", "normalize", "overlap_state", "prior_overlap", "prior_match",
                  "table_bits", "max_sentences", "rank_sentences", "grounding_features")
@@ -158,6 +159,12 @@ def configs(args):
             finite(name.replace("_", "-"), getattr(mcfg, name), low=0.0)
     for name in ("prior_overlap", "prior_match"):
         finite(name.replace("_", "-"), getattr(mcfg, name))
+    for name in ("puct_c", "prior_weight"):
+        finite(name.replace("_", "-"), getattr(scfg, name), low=0.0)
+    if not 0.0 <= scfg.prior_floor <= 1.0:
+        raise UserInputError(f"--prior-floor must be in [0, 1], got {scfg.prior_floor}")
+    if scfg.prior_visits < 0:
+        raise UserInputError(f"--prior-visits must be at least 0, got {scfg.prior_visits}")
     return scfg, mcfg
 
 
@@ -166,13 +173,22 @@ def _given(args, names: tuple[str, ...]) -> dict:
 
 
 def add_corpus_options(p) -> None:
-    g = p.add_argument_group("corpus (uct-corpus, flat-ucb-corpus)")
+    g = p.add_argument_group("corpus (uct-corpus, flat-ucb-corpus, text-corpus)")
     g.add_argument("--corpus", default=None, help="stored corpus name or directory "
-                   "(default: civ-builtin)")
+                   "(default: civ-sample, which ships with nlmcs)")
     g.add_argument("--prior", choices=("similarity", "naive-bayes"), default="similarity",
                    help="corpus prior: similarity (Dobre & Lascarides) or naive-Bayes (Ontañón)")
     g.add_argument("--utility", choices=("one", "result"), default="one",
                    help="similarity prior's utility: 1, or the recorded player's result")
+    g.add_argument("--prior-mode", choices=("puct", "visits"),
+                   help="puct (default): the prior is a policy for PUCT selection; visits: the "
+                        "paper's formula, --prior-visits virtual visits at the prior's value")
+    g.add_argument("--puct-c", type=float, help="PUCT exploration constant (1.0)")
+    g.add_argument("--prior-visits", type=int, help="virtual visits in visits mode (10)")
+    g.add_argument("--prior-floor", type=float,
+                   help="share of the policy prior spread uniformly over all actions (0.1)")
+    g.add_argument("--prior-weight", type=float,
+                   help="text-corpus: weight of the corpus policy added to Q at the root (0.1)")
 
 
 def corpus_options(args):

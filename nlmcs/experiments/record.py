@@ -35,6 +35,7 @@ class RecordConfig:
     max_turns: int | None = None
     preset: str = "default"  # CivConfig.preset: "default" (40x25), "small" (16x12), "tiny"
     ruleset: str = "classic"
+    record_states: bool = True  # False: leave each turn's full state out of the logs
     extra: dict = field(default_factory=dict)  # further CivConfig fields
 
 
@@ -81,7 +82,7 @@ def _play_one(config: RecordConfig, seed: int, path: str) -> str:
 
     game = make_civ(config)
     policies = {p: _policy(game, spec, config, seed) for p, spec in enumerate(config.players)}
-    play_game(game, policies, seed=seed, hooks=[CorpusRecorder(Path(path))])
+    play_game(game, policies, seed=seed, hooks=[CorpusRecorder(Path(path), record_states=config.record_states)])
     return path
 
 

@@ -59,8 +59,20 @@ class SearchConfig:
     """Optional weights of action types for typed roll-outs (e.g. learned from a corpus)."""
     uct_c: float = 1.0
     """UCB1 exploration constant of UCT."""
+    prior_mode: Literal["visits", "puct"] = "puct"
+    """How a prior informs UCT and flat UCB (`nlmcs.search.tree`): visits, the formula of Dobre &
+    Lascarides (2015), seeds a child with `prior_visits` virtual visits at the prior's value; puct
+    makes the prior a policy over the children and selects by Q + `puct_c` p sqrt(N) / (1 + n).
+    Methods without a prior always use UCB1."""
     prior_visits: int = 10
-    """Virtual visits given to a UCT child seeded by a prior (Dobre & Lascarides 2015)."""
+    """Virtual visits given to a child seeded by a prior ("visits" mode)."""
+    puct_c: float = 1.0
+    """Exploration constant of PUCT ("puct" mode)."""
+    prior_floor: float = 0.1
+    """Share of a policy prior spread uniformly over all actions, so that none is ruled out
+    ("puct" mode, and the text-corpus root bias)."""
+    prior_weight: float = 0.1
+    """text-corpus: weight of the corpus policy added to Q at the root (rewards lie in [0, 1])."""
     log_decisions: bool = False
     """Keep a per-step decision record (`Planner.last_log`)."""
 

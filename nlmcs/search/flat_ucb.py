@@ -1,9 +1,12 @@
 """Flat UCB (Dobre & Lascarides 2015): one UCB1 bandit per agent over its root actions.
 
 Each roll-out's first joint move comes from the agents' bandits; every later move from the
-roll-out policy. With a prior (`flat-ucb-corpus`) an arm starts with `SearchConfig.prior_visits`
-virtual visits at the prior's value, and those visits count in the bandit's total. The real move
-is each agent's tried arm of highest mean.
+roll-out policy. With a prior (`flat-ucb-corpus`) the arms are informed by it as
+`SearchConfig.prior_mode` says (`nlmcs.search.tree`): in "visits" mode (Dobre & Lascarides 2015)
+an arm starts with `prior_visits` virtual visits at the prior's value, counted in the bandit's
+total; in "puct" mode the prior is a policy and arms are selected by PUCT. The real move is each
+agent's tried arm of highest mean, or under PUCT its most visited arm (as AlphaZero plays): a mean
+over a handful of shared roll-outs is mostly noise, and the visit counts carry the prior.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from nlmcs.search.config import SearchConfig
 from nlmcs.search.planner import step_stats
 from nlmcs.search.policies import RolloutPolicy, make_rollout_policy
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
-from nlmcs.search.tree import Node, Prior, decision_record, pick, seeded_children
+from nlmcs.search.tree import Node, Prior, decision_record, pick, puct, seeded_children, selection
 
 
 class FlatUCBPlanner:
@@ -24,6 +27,7 @@ class FlatUCBPlanner:
         self.config = config
         self.seed = int(seed)
         self.prior = prior
+        self.select, self.c = selection(config, prior)
         self.random_policy = rollout_policy or make_rollout_policy(config.rollout,
                                                                    config.type_weights)
         self.opponents = Opponents(game, config.opponent)
@@ -33,8 +37,7 @@ class FlatUCBPlanner:
 
     def arms(self, state: State, agent: AgentId) -> dict[Action, Node]:
         """The agent's bandit arms at `state`, seeded from the prior."""
-        return seeded_children(state, agent, state.legal_actions(agent), self.prior,
-                               self.config.prior_visits)
+        return seeded_children(state, agent, state.legal_actions(agent), self.prior, self.config)
 
     def choose(self, state: State, player: int, rng) -> dict[AgentId, Action]:
         cfg = self.config
@@ -51,7 +54,7 @@ class FlatUCBPlanner:
                 if depth == 0:
                     for agent in agents:
                         first[agent] = pick(roots[agent], list(arms[agent]), arms[agent],
-                                            cfg.uct_c, r_rng)
+                                            self.c, r_rng, self.select)
                     return first
                 return {a: self.random_policy.choose(sim, a, sim.legal_actions(a), r_rng)
                         for a in sim.agents(player)}
@@ -62,9 +65,11 @@ class FlatUCBPlanner:
                 roots[agent].add(r)
                 arms[agent][action].add(r)
         choice = {}
+        by_visits = self.select is puct
         for agent in agents:
             tried = {a: c for a, c in arms[agent].items() if c.real > 0} or arms[agent]
-            choice[agent] = max(tried.items(), key=lambda kv: (kv[1].mean, kv[1].n))[0]
+            key = (lambda c: (c.n, c.mean)) if by_visits else (lambda c: (c.mean, c.n))
+            choice[agent] = max(tried.items(), key=lambda kv: key(kv[1]))[0]
         self.last_stats = step_stats(self.step, t0, rewards)
         if cfg.log_decisions:
             self.last_log = [

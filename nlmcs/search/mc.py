@@ -10,6 +10,9 @@ roll-out order after each batch; roll-out k of step t draws from SeedSequence([s
 So a seed gives the same game whatever the number of worker processes. Steps after
 `learn_steps` make no datapoints and rank candidates by E[Q] refreshed every `late_refresh`
 batches (see `SearchConfig`), which keeps the roll-out policy cheap.
+
+With a policy prior (`text-corpus`: the corpus policy) the root choices of every roll-out are
+biased by it, as `nlmcs.search.mc_rollouts` describes.
 """
 
 from __future__ import annotations
@@ -23,16 +26,18 @@ from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import Evaluator
 from nlmcs.search.mc_rollouts import RolloutCore, RolloutResult, epsilon_greedy
 from nlmcs.search.planner import step_stats
+from nlmcs.search.tree import Prior
 from nlmcs.search.workers import make_executor
 
 
 class MCPlanner:
     """The per-step search; `choose` returns the real joint move of `player`."""
 
-    def __init__(self, *, game: Game, evaluator: Evaluator, config: SearchConfig, seed: int):
+    def __init__(self, *, game: Game, evaluator: Evaluator, config: SearchConfig, seed: int,
+                 prior: Prior | None = None):
         self.config = config
         self.seed = int(seed)
-        self.core = RolloutCore(game, evaluator, config)
+        self.core = RolloutCore(game, evaluator, config, prior=prior)
         self.core.warm_up()
         self.executor = make_executor(self.core, config.workers)
         self.step = 0

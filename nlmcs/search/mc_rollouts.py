@@ -6,6 +6,13 @@ epsilon_high]), keeps the datapoints of the first `learn_steps` simulated steps,
 batches of finished roll-outs in roll-out order. One copy lives in every worker process
 (`nlmcs.search.workers`); they stay identical because they apply the same batches in the same
 order.
+
+With a policy prior (`text-corpus`), each agent's choice at the root (depth 0) is biased: the
+prior p over its candidates (mixed with `prior_floor` of uniform) is computed once per real step
+and every roll-out picks epsilon-greedily on Q + `prior_weight` p, its exploratory moves drawn
+from p instead of uniformly. Early in a step, when the freshly reset Q says nothing, the roll-outs
+try what recorded players did; as Q is learned it can overrule them. The prior is a function of
+the root state, so every worker computes the same bias.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import Evaluator
 from nlmcs.search.policies import make_rollout_policy
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
+from nlmcs.search.tree import Prior, policy
 
 
 @dataclass
@@ -40,9 +48,13 @@ def epsilon_greedy(q: np.ndarray, eps: float, rng: np.random.Generator) -> int |
 class RolloutCore:
     """Everything one roll-out needs; a copy lives in each worker process."""
 
-    def __init__(self, game: Game, evaluator: Evaluator, config: SearchConfig):
+    def __init__(self, game: Game, evaluator: Evaluator, config: SearchConfig,
+                 prior: Prior | None = None):
         self.evaluator = evaluator
         self.config = config
+        self.prior = prior
+        self._bias_root: State | None = None  # the root the cached bias was computed for
+        self._bias: dict[AgentId, np.ndarray] = {}
         self.random_policy = make_rollout_policy(config.rollout, config.type_weights)
         self.opponents = Opponents(game, config.opponent)
         self.batches_applied = 0
@@ -59,10 +71,11 @@ class RolloutCore:
         eps = float(rng.uniform(cfg.epsilon_low, cfg.epsilon_high))
         first: dict[AgentId, Action] = {}
         datapoints: list = []
+        bias = self.root_bias(root, player)
 
         def choose(state: State, depth: int) -> dict[AgentId, Action]:
             joint = self.joint_move(state, player, eps, rng, learn=depth < cfg.learn_steps,
-                                    datapoints=datapoints)
+                                    datapoints=datapoints, bias=bias if depth == 0 else None)
             if depth == 0:
                 first.update(joint)
             return joint
@@ -70,7 +83,22 @@ class RolloutCore:
         r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng)
         return RolloutResult(index, r, first, self.evaluator.prepare(datapoints))
 
-    def joint_move(self, state, player, eps, rng, *, learn: bool, datapoints: list):
+    def root_bias(self, root: State, player: int) -> dict[AgentId, np.ndarray]:
+        """The prior policy of each of `player`'s agents at `root` (computed once per root)."""
+        if self.prior is None:
+            return {}
+        if self._bias_root is not root:
+            self._bias = {}
+            for agent in root.agents(player):
+                actions = root.legal_actions(agent)
+                values = self.prior(root, agent, actions)
+                if values is not None and actions:
+                    self._bias[agent] = policy(values, len(actions), self.config.prior_floor)
+            self._bias_root = root
+        return self._bias
+
+    def joint_move(self, state, player, eps, rng, *, learn: bool, datapoints: list,
+                   bias: dict[AgentId, np.ndarray] | None = None):
         cfg = self.config
         agents = state.agents(player)
         candidates = [(a, state.legal_actions(a)) for a in agents]
@@ -80,8 +108,13 @@ class RolloutCore:
                                           stale=stale)  # fmt: skip
         joint: dict[AgentId, Action] = {}
         for i, (agent, actions) in enumerate(candidates):
-            k = epsilon_greedy(qs[i], eps, rng)
-            if k is None:
+            p = bias.get(agent) if bias else None
+            q = qs[i] if p is None else qs[i] + cfg.prior_weight * p
+            k = epsilon_greedy(q, eps, rng)
+            if k is None and p is not None:
+                k = int(rng.choice(len(actions), p=p))
+                action = actions[k]
+            elif k is None:
                 action = self.random_policy.choose(state, agent, actions, rng)
                 k = actions.index(action)
             else:

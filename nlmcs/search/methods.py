@@ -5,7 +5,9 @@ them. Methods of Branavan et al. (2011): `uct` (a tree per agent), `linear` (Q =
 `nonlinear` (10 latent states in place of sentences, no text), `relevance-only` (no predicate
 layer), `text` (the full model) and `random-text` (the full model on the manual's word-permuted
 twin). Corpus methods (Dobre & Lascarides 2015, 2017; Ontañón 2016): `flat-ucb` (a bandit per agent
-at the root), and `uct-corpus` / `flat-ucb-corpus`, the same planners seeded by corpus priors.
+at the root), and `uct-corpus` / `flat-ucb-corpus`, the same planners informed by corpus priors.
+`text-corpus` joins the two: the text model's MC search with its root choices biased by the corpus
+policy (`nlmcs.search.mc_rollouts`).
 
 Everything heavy (the model, the manual, scikit-learn for the naive-Bayes prior) is imported only
 when a planner that needs it is built.
@@ -59,6 +61,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("uct-corpus", "UCT with children seeded by corpus priors", "uct", corpus=True),
     Method("flat-ucb-corpus", "flat UCB with arms seeded by corpus priors", "flat-ucb",
            corpus=True),
+    Method("text-corpus", "the full text model, root choices biased by the corpus policy", "mc",
+           model="text", reads="manual", corpus=True),
 )}  # fmt: skip
 
 PAPER_METHODS = ("uct", "linear", "nonlinear", "relevance-only", "text", "random-text")
@@ -120,13 +124,16 @@ def make_planner(
     shipped guide), `corpus` by the corpus methods; other methods ignore them."""
     method = get_method(name)
     search_config = search_config or SearchConfig()
-    if method.planner == "mc":
-        return _mc_planner(method, game=game, manual=manual, search_config=search_config,
-                           model_config=model_config or ModelConfig(), seed=seed)
     prior = policy = None
     if method.corpus:
+        # text-corpus biases Q by a policy; the trees take what their prior mode asks for.
+        kind = "value" if method.planner != "mc" and search_config.prior_mode == "visits" \
+            else "policy"
         prior, search_config, policy = _corpus_parts(game, search_config,
-                                                     corpus or CorpusOptions(), seed)
+                                                     corpus or CorpusOptions(), seed, kind)
+    if method.planner == "mc":
+        return _mc_planner(method, game=game, manual=manual, search_config=search_config,
+                           model_config=model_config or ModelConfig(), seed=seed, prior=prior)
     if method.planner == "uct":
         from nlmcs.search.uct import UCTPlanner as planner_class
     else:
@@ -135,7 +142,7 @@ def make_planner(
                          rollout_policy=policy)
 
 
-def _mc_planner(method: Method, *, game, manual, search_config, model_config, seed):
+def _mc_planner(method: Method, *, game, manual, search_config, model_config, seed, prior):
     from nlmcs.model.evaluator import NetworkEvaluator
     from nlmcs.model.manuals import load_index, random_twin
     from nlmcs.model.network import ValueNetwork
@@ -147,11 +154,14 @@ def _mc_planner(method: Method, *, game, manual, search_config, model_config, se
         text = random_twin(manual) if method.reads == "random-twin" else manual
         index = load_index(text, min_count=config.min_count)
     evaluator = NetworkEvaluator(ValueNetwork(config, index))
-    return MCPlanner(game=game, evaluator=evaluator, config=search_config, seed=seed)
+    return MCPlanner(game=game, evaluator=evaluator, config=search_config, seed=seed,
+                     prior=prior)
 
 
-def _corpus_parts(game, search_config: SearchConfig, options: CorpusOptions, seed: int):
-    """(prior, search config with corpus type weights filled in, roll-out policy or None)."""
+def _corpus_parts(game, search_config: SearchConfig, options: CorpusOptions, seed: int,
+                  kind: Literal["value", "policy"]):
+    """(prior of `kind`, search config with corpus type weights filled in, roll-out policy or
+    None)."""
     from corpus.bundle import check_compatible, corpus_bundle
     from corpus.live import CorpusPrior, NaiveBayesPrior, NaiveBayesRollout, type_weights
     from corpus.similarity import SimilarityConfig
@@ -159,12 +169,13 @@ def _corpus_parts(game, search_config: SearchConfig, options: CorpusOptions, see
     bundle = corpus_bundle(options.corpus)
     check_compatible(bundle.corpus, game)
     if options.prior == "similarity":
+        # The index's k-means seed stays fixed: one index per process serves every game.
         similarity = bundle.similarity(SimilarityConfig(
             utility=options.utility, pool_size=options.pool_size,
-            type_weight=options.type_weight, seed=seed))
-        prior = CorpusPrior(similarity, seed=seed)
+            type_weight=options.type_weight))
+        prior = CorpusPrior(similarity, kind=kind, seed=seed)
     else:
-        prior = NaiveBayesPrior(bundle.naive_bayes())
+        prior = NaiveBayesPrior(bundle.naive_bayes(), kind=kind)
     if (search_config.rollout == "typed" and search_config.type_weights is None
             and options.type_weights_from_corpus):
         search_config = dataclasses.replace(search_config,

@@ -1,8 +1,16 @@
-"""Statistics nodes of the tree planners (UCT, flat UCB), UCB1, and prior seeding.
+"""Statistics nodes of the tree planners (UCT, flat UCB), their selection rules, prior seeding.
 
-Nodes hold statistics, never states (as OpenSpiel's `SearchNode`). A prior (Dobre & Lascarides
-2015) seeds a new child with `visits` virtual visits whose mean is the prior value; a child the
-prior says nothing about (None or NaN) starts empty.
+Nodes hold statistics, never states (as OpenSpiel's `SearchNode`). A prior informs a new node's
+children in one of two ways (`SearchConfig.prior_mode`):
+
+- "visits", the formula of Dobre & Lascarides (2015): a child the prior has a value v for starts
+  with `visits` virtual visits of mean v; a child the prior says nothing about (NaN) starts empty.
+  Selection stays UCB1. The value must then be on the roll-out reward's scale, which a corpus
+  relevance (0.9 for most candidates against rewards near 0.3) is not.
+- "puct", a policy prior as in AlphaZero's PUCT: the prior is a distribution p over the children
+  (mixed with `floor` of uniform, so nothing is ruled out), kept in `Node.p`; a child is selected
+  by Q + c p sqrt(N) / (1 + n), where Q is its mean, or the parent's mean while it is unvisited.
+  No virtual visits, so every statistic stays on the reward's scale.
 """
 
 from __future__ import annotations
@@ -13,20 +21,26 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from nlmcs.games.base import Action, AgentId, State
+from nlmcs.search.config import SearchConfig
 
 Prior = Callable[[State, AgentId, list[Action]], "Sequence[float] | None"]
-"""`prior(state, agent, actions)`: a value in [0, 1] per action (NaN: no opinion), or None."""
+"""`prior(state, agent, actions)`: a value per action (NaN: no opinion), or None. For the "visits"
+mode a value in [0, 1]; for "puct" a non-negative weight (normalised here)."""
+
+Select = Callable[["Node", "Node", float], float]
+"""`select(parent, child, c)`: the score a child is picked by (highest first)."""
 
 
 class Node:
     """Statistics of one agent's action sequence; children by action."""
 
-    __slots__ = ("children", "n", "real", "total")
+    __slots__ = ("children", "n", "p", "real", "total")
 
-    def __init__(self, n: float = 0.0, total: float = 0.0):
-        self.n = n  # visits, virtual ones from a prior included
+    def __init__(self, n: float = 0.0, total: float = 0.0, p: float = 0.0):
+        self.n = n  # visits, virtual ones from a "visits" prior included
         self.real = 0  # roll-outs that went through this node
         self.total = total  # sum of roll-out rewards (prior mean x virtual visits included)
+        self.p = p  # policy prior probability among its siblings ("puct"; else 0)
         self.children: dict[Action, Node] | None = None  # None until first expanded
 
     @property
@@ -45,21 +59,50 @@ def ucb1(parent: Node, child: Node, c: float) -> float:
     return child.mean + c * math.sqrt(math.log(max(parent.n, 1.0)) / child.n)
 
 
+def puct(parent: Node, child: Node, c: float) -> float:
+    """Q + c p sqrt(N) / (1 + n); an unvisited child's Q is its parent's mean."""
+    q = child.mean if child.n else parent.mean
+    return q + c * child.p * math.sqrt(max(parent.n, 1.0)) / (1.0 + child.n)
+
+
+def policy(values: Sequence[float] | None, m: int, floor: float) -> np.ndarray:
+    """A distribution over m children from prior weights (NaN or None: no support), mixed
+    with `floor` of uniform."""
+    w = np.zeros(m) if values is None else np.nan_to_num(np.asarray(values, float), nan=0.0)
+    w = np.maximum(w, 0.0)
+    total = w.sum()
+    p = w / total if total > 0 else np.full(m, 1.0 / m)
+    return (1.0 - floor) * p + floor / m
+
+
+def selection(config: SearchConfig, prior: Prior | None) -> tuple[Select, float]:
+    """The selection rule and its constant: PUCT for a policy prior, else UCB1."""
+    if prior is not None and config.prior_mode == "puct":
+        return puct, config.puct_c
+    return ucb1, config.uct_c
+
+
 def seeded_children(state: State, agent: AgentId, actions: list[Action], prior: Prior | None,
-                    visits: int) -> dict[Action, Node]:
-    """A child per action, those with a prior value starting at `visits` virtual visits."""
-    values = prior(state, agent, actions) if prior is not None else None
+                    config: SearchConfig) -> dict[Action, Node]:
+    """A child per action, informed by the prior as `config.prior_mode` says (see the module
+    docstring); without a prior, every child starts empty."""
+    if prior is None:
+        return {a: Node() for a in actions}
+    values = prior(state, agent, actions)
+    if config.prior_mode == "puct":
+        p = policy(values, len(actions), config.prior_floor)
+        return {a: Node(p=float(p[i])) for i, a in enumerate(actions)}
     children = {}
     for i, a in enumerate(actions):
         v = None if values is None else values[i]
         seeded = v is not None and not math.isnan(v)
-        children[a] = Node(visits, v * visits) if seeded else Node()
+        n = config.prior_visits
+        children[a] = Node(n, v * n) if seeded else Node()
     return children
 
 
 def pick(parent: Node, options: Sequence[Action], children: dict[Action, Node], c: float,
-         rng: np.random.Generator,
-         select: Callable[[Node, Node, float], float] = ucb1) -> Action:
+         rng: np.random.Generator, select: Select = ucb1) -> Action:
     """The option of highest `select` score, ties broken at random."""
     scores = np.array([select(parent, children.setdefault(a, Node()), c) for a in options])
     best = np.flatnonzero(scores >= scores.max())
@@ -68,10 +111,12 @@ def pick(parent: Node, options: Sequence[Action], children: dict[Action, Node], 
 
 def decision_record(step: int, state: State, player: int, agent: AgentId,
                     action: Action | None, children: dict | None) -> dict:
-    """One decision-log line of a tree planner: the move and each root arm's visits and mean."""
+    """One decision-log line of a tree planner: the move and each root arm's visits and mean
+    (and policy prior, when there is one)."""
     return {
         "step": step, "turn": int(state.turn), "player": player, "agent": agent,
         "action": list(action) if action is not None else None,
-        "candidates": [{"action": list(a), "visits": c.n, "q": c.mean}
+        "candidates": [{"action": list(a), "visits": c.n, "q": c.mean,
+                        **({"p": c.p} if c.p else {})}
                        for a, c in (children or {}).items()],
     }  # fmt: skip

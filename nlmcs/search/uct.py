@@ -3,9 +3,9 @@
 Each agent of the searching player grows its own tree over its own action sequence (the other
 agents' moves are part of the environment), selecting by UCB1 inside the tree and by the
 roll-out policy beyond it; one node is added per agent per roll-out. With a prior (for
-`uct-corpus`, the corpus priors of Dobre & Lascarides 2015) a new node's children start with
-`SearchConfig.prior_visits` virtual visits at the prior's value. The real move is each agent's
-most visited root child.
+`uct-corpus`, corpus priors after Dobre & Lascarides 2015) a new node's children are informed by
+it as `SearchConfig.prior_mode` says: a policy for PUCT selection, or the paper's virtual visits
+(`nlmcs.search.tree`). The real move is each agent's most visited root child.
 
 The trees are updated after every roll-out, so UCT runs its roll-outs in this process; its
 results are the same for a seed whatever `workers` says.
@@ -14,24 +14,23 @@ results are the same for a seed whatever `workers` says.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.planner import step_stats
 from nlmcs.search.policies import RolloutPolicy, make_rollout_policy
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
-from nlmcs.search.tree import Node, Prior, decision_record, pick, seeded_children, ucb1
+from nlmcs.search.tree import Node, Prior, Select, decision_record, pick, seeded_children, selection
 
 
 class UCTPlanner:
     def __init__(self, *, game: Game, config: SearchConfig, seed: int, prior: Prior | None = None,
-                 rollout_policy: RolloutPolicy | None = None,
-                 select: Callable[[Node, Node, float], float] = ucb1):
+                 rollout_policy: RolloutPolicy | None = None, select: Select | None = None):
         self.config = config
         self.seed = int(seed)
         self.prior = prior
-        self.select = select
+        rule, self.c = selection(config, prior)
+        self.select = select or rule
         self.random_policy = rollout_policy or make_rollout_policy(config.rollout,
                                                                    config.type_weights)
         self.opponents = Opponents(game, config.opponent)
@@ -59,9 +58,8 @@ class UCTPlanner:
                         joint[agent] = self.random_policy.choose(sim, agent, actions, r_rng)
                         continue
                     if node.children is None:
-                        node.children = seeded_children(sim, agent, actions, self.prior,
-                                                        cfg.prior_visits)
-                    action = pick(node, actions, node.children, cfg.uct_c, r_rng, self.select)
+                        node.children = seeded_children(sim, agent, actions, self.prior, cfg)
+                    action = pick(node, actions, node.children, self.c, r_rng, self.select)
                     child = node.children[action]
                     paths[agent].append(child)
                     # Leave the tree after adding a node this roll-out.

@@ -124,3 +124,20 @@ def test_type_weight_rewards_same_type():
     diff[:, 0] = 1.0
     credit = sim.credit(states[0], diff, agent_label="settlers", types=["irrigate", "mine"])
     assert set(credit.pairs[0]) == set(range(20)) and set(credit.pairs[1]) == set(range(20, 40))
+
+
+def test_support_sums_relevance_and_splits_ties():
+    states, actions, labels, rng = _corpus(n=200, seed=3)
+    sim = CorpusSimilarity(states, actions, action_types=np.array(["move"] * 200),
+                           agent_labels=labels, utility=np.ones(200),
+                           config=SimilarityConfig(pool_size=50, index="exact"))
+    diffs = rng.normal(size=(3, 8))
+    diffs = np.vstack([diffs, diffs[:1]])  # candidate 3 has candidate 0's effect
+    credit = sim.credit(states[0], diffs, agent_label="settlers")
+    # The paper's mean credits a tied pair to the first candidate; support splits it.
+    assert credit.count[3] == 0 and credit.count[0] > 0
+    assert credit.support[0] == pytest.approx(credit.support[3]) and credit.support[0] > 0
+    total = sum(float(r.sum()) for r in credit.relevance)  # every pooled pair's R x U, once
+    assert credit.support.sum() == pytest.approx(total, rel=1e-5)
+    np.testing.assert_allclose(credit.support[1:3], [r.sum() for r in credit.relevance[1:3]],
+                               rtol=1e-5)

@@ -7,13 +7,16 @@ import math
 
 import numpy as np
 import pytest
-from toy_game import ToyGame
+from toy_game import ToyGame, make_manual
 
 from corpus.store import ingest, load_corpus
 from nlmcs.errors import UserInputError
-from nlmcs.games.base import Action
+from nlmcs.games.base import Action, step
 from nlmcs.games.runner import play_game
+from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
+from nlmcs.search.evaluator import ConstantEvaluator
+from nlmcs.search.mc_rollouts import RolloutCore
 from nlmcs.search.flat_ucb import FlatUCBPlanner
 from nlmcs.search.methods import CorpusOptions, make_planner
 from nlmcs.search.uct import UCTPlanner
@@ -79,9 +82,10 @@ def test_flat_ucb_finds_the_scoring_action():
     assert set(move) == set(state.agents(0))
 
 
-def test_corpus_seeds_flat_ucb_arms_with_ten_visits(toy_corpus):
+def test_paper_mode_seeds_flat_ucb_arms_with_ten_visits(toy_corpus):
     game, corpus = toy_corpus
-    planner = make_planner("flat-ucb-corpus", game=game, search_config=_config(), seed=0,
+    planner = make_planner("flat-ucb-corpus", game=game,
+                           search_config=_config(prior_mode="visits"), seed=0,
                            corpus=CorpusOptions(corpus=corpus.directory))
     state = game.new_initial_state(3)
     arms = planner.arms(state, "unit:0:0")
@@ -100,7 +104,8 @@ def test_uct_corpus_leaves_unseeded_children_empty(toy_corpus):
         calls.append(agent)
         return [0.9] + [math.nan] * (len(actions) - 1)
 
-    planner = UCTPlanner(game=game, config=_config(rollouts=5), seed=0, prior=prior)
+    planner = UCTPlanner(game=game, config=_config(rollouts=5, prior_mode="visits"), seed=0,
+                         prior=prior)
     state = game.new_initial_state(1)
     planner.choose(state, 0, np.random.default_rng(0))
     root = planner.roots["unit:0:0"]
@@ -136,3 +141,43 @@ def test_corpus_of_another_feature_list_is_refused(toy_corpus, monkeypatch):
     with pytest.raises(UserInputError, match="other state features"):
         make_planner("uct-corpus", game=game, search_config=_config(), seed=0,
                      corpus=CorpusOptions(corpus="toy"))
+
+
+def test_text_corpus_plays_legal_moves_and_repeats_itself_for_a_seed(toy_corpus):
+    game, corpus = toy_corpus
+
+    def play(seed: int) -> list[dict]:
+        planner = make_planner("text-corpus", game=game, manual=make_manual(), seed=seed,
+                               corpus=CorpusOptions(corpus=corpus.directory),
+                               search_config=_config(rollouts=6, depth=2, batch=3),
+                               model_config=ModelConfig(min_count=1))
+        assert planner.core.prior is not None and planner.core.prior.kind == "policy"
+        state, rng, moves = game.new_initial_state(4), np.random.default_rng(seed), []
+        for _ in range(3):
+            move = planner.choose(state, 0, rng)
+            assert set(move) == set(state.agents(0))
+            assert all(a in state.legal_actions(agent) for agent, a in move.items())
+            moves.append(move)
+            step(state, 0, move, {1: game.policy("random")}, rng)
+        planner.close()
+        return moves
+
+    assert play(7) == play(7)
+
+
+def test_root_bias_steers_the_first_move_of_every_rollout():
+    game = ToyGame(units=1, max_turns=4)
+    state = game.new_initial_state(0)
+    cfg = _config(depth=1, prior_floor=0.1)
+
+    def first_moves(prior) -> list[Action]:
+        core = RolloutCore(game, ConstantEvaluator(), cfg, prior=prior)
+        return [core.run(state, 0, 0, 5, k).first["unit:0:0"] for k in range(40)]
+
+    def prefer_mine(state, agent, actions):
+        return [1.0 if a.kind == "mine" else 0.0 for a in actions]
+
+    biased = first_moves(prefer_mine)
+    assert sum(a == Action("mine") for a in biased) >= 36  # Q ties; the prior breaks them
+    plain = first_moves(None)
+    assert sum(a == Action("mine") for a in plain) < 20  # uniform without a prior

@@ -138,7 +138,8 @@ def test_uct_prior_seeds_new_children():
         seen.append(agent)
         return [1.0 if a.kind == "wait" else 0.0 for a in actions]
 
-    planner = UCTPlanner(game=game, config=SearchConfig(rollouts=5, depth=1, prior_visits=10),
+    planner = UCTPlanner(game=game, config=SearchConfig(rollouts=5, depth=1, prior_visits=10,
+                                                        prior_mode="visits"),
                          seed=0, prior=prior)
     state = game.new_initial_state(0)
     move = planner.choose(state, 0, np.random.default_rng(0))
