@@ -82,7 +82,8 @@ def _play_one(config: RecordConfig, seed: int, path: str) -> str:
 
     game = make_civ(config)
     policies = {p: _policy(game, spec, config, seed) for p, spec in enumerate(config.players)}
-    play_game(game, policies, seed=seed, hooks=[CorpusRecorder(Path(path), record_states=config.record_states)])
+    recorder = CorpusRecorder(Path(path), record_states=config.record_states)
+    play_game(game, policies, seed=seed, hooks=[recorder])
     return path
 
 

@@ -42,6 +42,19 @@ def test_record_then_query_on_the_real_engine(tmp_path, capsys, shipped_rulesets
     assert "corpus tiny: 2 games" in capsys.readouterr().out
     assert main(args) == 0  # resumes: nothing new to play or ingest
     assert "(0 games new)" in capsys.readouterr().out
+    lean = ["corpus", "record", "--games", "1", "--players", "builtin,random", "--name", "lean",
+            "--preset", "tiny", "--max-turns", "2", "--workers", "1", "--no-states"]
+    assert main(lean) == 0
+    logs = list((tmp_path / "data" / "corpora" / "lean" / "logs").glob("*.jsonl"))
+    records = [json.loads(x) for x in logs[0].read_text().splitlines()]
+    turns = [r for r in records if r["type"] == "turn"]
+    assert turns and all("state" not in t for t in turns)
+    assert main(["corpus", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert "lean" in listed and "civ-sample" in listed and "shipped" in listed
+    assert main(["corpus", "export", "lean", "--out", str(tmp_path / "lean-copy")]) == 0
+    assert "exported lean" in capsys.readouterr().out
+    assert not (tmp_path / "lean-copy" / "logs").exists()
 
     from nlmcs.games import make_game
 

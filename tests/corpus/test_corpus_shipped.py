@@ -63,7 +63,7 @@ def test_play_uct_corpus_on_a_fresh_store_and_refuse_another_ruleset(tmp_path, c
     args = ["play", "--method", "uct-corpus", "--map", "tiny", "--steps", "1", "--rollouts",
             "3", "--depth", "2", "--no-progress"]
     assert main(args) == 0, capsys.readouterr().err
-    assert "won" in capsys.readouterr().out or True
+    assert "method uct-corpus" in capsys.readouterr().out
     other = tmp_path / "other-ruleset"
     shutil.copytree(shipped_corpora()[SAMPLE_CORPUS], other)
     meta = json.loads((other / "meta.json").read_text())

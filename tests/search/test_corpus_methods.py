@@ -16,8 +16,8 @@ from nlmcs.games.runner import play_game
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import ConstantEvaluator
-from nlmcs.search.mc_rollouts import RolloutCore
 from nlmcs.search.flat_ucb import FlatUCBPlanner
+from nlmcs.search.mc_rollouts import RolloutCore
 from nlmcs.search.methods import CorpusOptions, make_planner
 from nlmcs.search.uct import UCTPlanner
 
