@@ -53,7 +53,7 @@ class RolloutCore:
         self.evaluator = evaluator
         self.config = config
         self.prior = prior
-        self._bias_root: State | None = None  # the root the cached bias was computed for
+        self._bias_key: tuple | None = None  # the (root, player, step, seed) of the cached bias
         self._bias: dict[AgentId, np.ndarray] = {}
         self.random_policy = make_rollout_policy(config.rollout, config.type_weights)
         self.opponents = Opponents(game, config.opponent)
@@ -71,7 +71,7 @@ class RolloutCore:
         eps = float(rng.uniform(cfg.epsilon_low, cfg.epsilon_high))
         first: dict[AgentId, Action] = {}
         datapoints: list = []
-        bias = self.root_bias(root, player)
+        bias = self.root_bias(root, player, (step, seed))
 
         def choose(state: State, depth: int) -> dict[AgentId, Action]:
             joint = self.joint_move(state, player, eps, rng, learn=depth < cfg.learn_steps,
@@ -83,18 +83,21 @@ class RolloutCore:
         r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng)
         return RolloutResult(index, r, first, self.evaluator.prepare(datapoints))
 
-    def root_bias(self, root: State, player: int) -> dict[AgentId, np.ndarray]:
-        """The prior policy of each of `player`'s agents at `root` (computed once per root)."""
+    def root_bias(self, root: State, player: int, when: tuple = ()
+                  ) -> dict[AgentId, np.ndarray]:
+        """The prior policy of each of `player`'s agents at `root`, computed once per real step
+        (`when`): a game played in place passes the same state object at every step."""
         if self.prior is None:
             return {}
-        if self._bias_root is not root:
+        key = (id(root), player, *when)
+        if self._bias_key != key:
             self._bias = {}
             for agent in root.agents(player):
                 actions = root.legal_actions(agent)
                 values = self.prior(root, agent, actions)
                 if values is not None and actions:
                     self._bias[agent] = policy(values, len(actions), self.config.prior_floor)
-            self._bias_root = root
+            self._bias_key = key
         return self._bias
 
     def joint_move(self, state, player, eps, rng, *, learn: bool, datapoints: list,

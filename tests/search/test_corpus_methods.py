@@ -181,3 +181,23 @@ def test_root_bias_steers_the_first_move_of_every_rollout():
     assert sum(a == Action("mine") for a in biased) >= 36  # Q ties; the prior breaks them
     plain = first_moves(None)
     assert sum(a == Action("mine") for a in plain) < 20  # uniform without a prior
+
+
+def test_root_bias_is_recomputed_at_every_real_step_of_a_game_played_in_place():
+    # the real game advances one state object, so the cached prior must follow the step
+    game = ToyGame(units=1, max_turns=4)
+    state, rng = game.new_initial_state(0), np.random.default_rng(0)
+    seen: list[int] = []
+
+    def prior(s, agent, actions):
+        seen.append(s.turn)
+        return [1.0] * len(actions)
+
+    core = RolloutCore(game, ConstantEvaluator(), _config(depth=1), prior=prior)
+    core.run(state, 0, 0, 5, 0)
+    core.run(state, 0, 0, 5, 1)
+    per_root = len(seen)
+    assert per_root == len(state.agents(0))  # once per agent, not once per roll-out
+    step(state, 0, {a: Action("wait") for a in state.agents(0)}, {1: game.policy("random")}, rng)
+    core.run(state, 0, 1, 5, 0)
+    assert len(seen) == 2 * per_root and seen[-1] == state.turn != seen[0]
