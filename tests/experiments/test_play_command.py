@@ -90,7 +90,7 @@ def test_play_reads_the_corpus_named_by_option(tmp_path, monkeypatch, capsys):
     log = tmp_path / "d.jsonl"
     code = main(["play", "--method", "flat-ucb-corpus", "--corpus", "mine", "--map", "tiny",
                  "--steps", "1", "--rollouts", "4", "--depth", "2", "--no-progress",
-                 "--log-decisions", str(log)])  # fmt: skip
+                 "--prior-mode", "visits", "--log-decisions", str(log)])  # fmt: skip
     assert code == 0
     arms = [c for r in map(json.loads, log.read_text().splitlines()) for c in r["candidates"]]
-    assert any(c["visits"] >= 10 for c in arms)  # some arms were seeded from the corpus
+    assert any(c["visits"] >= 10 for c in arms)  # the paper's mode seeds arms with 10 visits
