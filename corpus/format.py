@@ -7,9 +7,11 @@ format under "Corpus format"; `nlmcs.games.record.CorpusRecorder` writes it.
 
 The reader is a lazy generator of whole games (a game is only yielded once its result line has
 been read and every line validated), so files far larger than memory stream through. Every problem
-names the file and the line. With `on_error="skip"` a malformed line, or a game left without a
-result by a crashed recorder, is dropped *and* reported in the `ReadReport`; nothing is dropped
-silently.
+names the file and the line. Lines are checked for meaning as well as syntax: a decision by a
+player the header does not list, a winner outside the players, non-finite or wrong-length scores,
+a negative turn, a vector value that overflows float32, and (for the civ game) an unknown action
+kind are refused. With `on_error="skip"` a malformed line, or a game left without a result by a
+crashed recorder, is dropped *and* reported in the `ReadReport`; nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Literal
 import numpy as np
 
 from nlmcs.errors import UserInputError
+from nlmcs.files import MAX_LINE_BYTES, bounded_lines
 
 log = logging.getLogger(__name__)
 
@@ -67,10 +70,15 @@ class GameRecord:
     decisions: list[Decision] = field(default_factory=list)
     turns: int = 0  # number of `turn` lines seen
     result: dict | None = None
+    action_kinds: tuple[str, ...] | None = None  # None: a game whose kinds the reader does not know
 
     @property
     def game_id(self) -> str:
         return self.header["game_id"]
+
+    @property
+    def players(self) -> set[int]:
+        return {p["player"] for p in self.header["players"]}
 
 
 @dataclass
@@ -99,6 +107,33 @@ def _need(record: dict, key: str, kinds: type | tuple[type, ...], path: Path, li
 
 
 _NUMBER_TYPES = frozenset({int, float})
+MAX_COUNT = 2**31 - 1
+"""Largest turn or player number: far beyond any game, and well inside the 64-bit columns."""
+MAX_SEED = 2**63 - 1
+
+
+def _finite(value: object) -> bool:
+    """A JSON number (not true/false) that a float holds finitely."""
+    if type(value) not in _NUMBER_TYPES:
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:  # an integer of hundreds of digits
+        return False
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else f"{text[:20]}...({len(text)} characters)"
+
+
+def _count(record: dict, key: str, path: Path, line: int, high: int = MAX_COUNT) -> int:
+    value = _need(record, key, int, path, line)
+    if value < 0:
+        raise _fail(path, line, f"field {key!r} must not be negative ({value})")
+    if value > high:
+        raise _fail(path, line, f"field {key!r} is too large ({_short(value)})")
+    return value
 
 
 def _vector(record: dict, key: str, width: int, path: Path, line: int) -> np.ndarray:
@@ -107,12 +142,29 @@ def _vector(record: dict, key: str, width: int, path: Path, line: int) -> np.nda
         raise _fail(path, line, f"{key} has {len(values)} values; the header names {width}")
     # type() rather than isinstance(): true/false are ints to Python but not numbers here.
     numeric = set(map(type, values)) <= _NUMBER_TYPES
-    array = np.asarray(values, dtype=np.float64) if numeric else None
+    try:
+        array = np.asarray(values, dtype=np.float64) if numeric else None
+    except OverflowError:  # an integer too large for any float
+        array = None
     if array is None or not np.isfinite(array).all():
-        bad = next((v for v in values if type(v) not in _NUMBER_TYPES or not math.isfinite(v)),
-                   None)
-        raise _fail(path, line, f"{key} holds a non-finite or non-numeric value {bad!r}")
-    return array.astype(np.float32)
+        bad = next((v for v in values if not _finite(v)), None)
+        raise _fail(path, line, f"{key} holds a non-finite or non-numeric value {_short(bad)}")
+    with np.errstate(over="ignore"):  # an overflow is reported below, by line
+        single = array.astype(np.float32)
+    if not np.isfinite(single).all():
+        bad = float(array[~np.isfinite(single)][0])
+        raise _fail(path, line, f"{key} holds {bad!r}, too large for a float32 vector")
+    return single
+
+
+def _civ_kinds() -> tuple[str, ...]:
+    from nlmcs.games.civ.legal import ACTION_KINDS
+
+    return tuple(ACTION_KINDS)
+
+
+ACTION_KINDS = {"civ": _civ_kinds}
+"""Games whose action kinds the reader knows, and where to get them (loaded on first use)."""
 
 
 def _check_header(rec: dict, path: Path, line: int, expect_game: str | None,
@@ -122,14 +174,28 @@ def _check_header(rec: dict, path: Path, line: int, expect_game: str | None,
     _need(rec, "game_id", str, path, line)
     game = _need(rec, "game", str, path, line)
     ruleset = _need(rec, "ruleset", str, path, line)
-    _need(rec, "seed", int, path, line)
+    _count(rec, "seed", path, line, high=MAX_SEED)
     players = _need(rec, "players", list, path, line)
     features = _need(rec, "state_features", list, path, line)
     if not features or not all(isinstance(f, str) for f in features):
         raise _fail(path, line, "state_features must be a non-empty list of names")
+    if not players:
+        raise _fail(path, line, "players must list at least one player")
     for p in players:
         if not isinstance(p, dict) or not {"player", "kind"} <= p.keys():
             raise _fail(path, line, "each player needs 'player' and 'kind'")
+        number = p["player"]
+        if isinstance(number, bool) or not isinstance(number, int) or not 0 <= number <= MAX_COUNT:
+            raise _fail(path, line, f"player number {_short(number)} must be an integer from 0 to "
+                                    f"{MAX_COUNT}")
+        if not isinstance(p["kind"], str):
+            raise _fail(path, line, f"player {number} kind must be a string")
+    numbers = [p["player"] for p in players]
+    if len(set(numbers)) != len(numbers):
+        raise _fail(path, line, f"player numbers repeat: {numbers}")
+    sha = rec.get("ruleset_sha256", "")
+    if not isinstance(sha, str):
+        raise _fail(path, line, "field 'ruleset_sha256' must be a string")
     if expect_game is not None and game != expect_game:
         raise WrongGameError(f"{path}:{line}: log is for game {game!r}, expected {expect_game!r}")
     if expect_ruleset is not None and ruleset != expect_ruleset:
@@ -137,19 +203,27 @@ def _check_header(rec: dict, path: Path, line: int, expect_game: str | None,
             f"{path}:{line}: log uses ruleset {ruleset!r}, expected {expect_ruleset!r}")
 
 
-def _decision(rec: dict, width: int, path: Path, line: int) -> Decision:
+def _decision(rec: dict, game: GameRecord, width: int, path: Path, line: int) -> Decision:
     action = _need(rec, "action", dict, path, line)
     kind = action.get("kind")
     arg = action.get("arg")
     if not isinstance(kind, str) or not (arg is None or isinstance(arg, int | str)):
         raise _fail(path, line, "action must be {'kind': str, 'arg': int|str|null}")
+    known = game.action_kinds
+    if known is not None and kind not in known:
+        raise _fail(path, line, f"unknown action kind {kind!r} for game "
+                                f"{game.header['game']!r} (known: {', '.join(known)})")
     labels = _need(rec, "agent_labels", list, path, line)
     if not all(isinstance(w, str) for w in labels):
         raise _fail(path, line, "agent_labels must be a list of words")
+    player = _need(rec, "player", int, path, line)
+    if player not in game.players:
+        raise _fail(path, line, f"decision by player {_short(player)}, who is not among the game's "
+                                f"players {sorted(game.players)}")
     return Decision(
         line=line,
-        turn=_need(rec, "turn", int, path, line),
-        player=_need(rec, "player", int, path, line),
+        turn=_count(rec, "turn", path, line),
+        player=player,
         agent=_need(rec, "agent", str, path, line),
         agent_labels=tuple(labels),
         action_kind=kind,
@@ -161,6 +235,23 @@ def _decision(rec: dict, width: int, path: Path, line: int) -> Decision:
     )
 
 
+def _check_result(rec: dict, game: GameRecord, path: Path, line: int) -> None:
+    _count(rec, "turns", path, line)
+    winner = rec.get("winner")
+    if winner is not None and (isinstance(winner, bool) or not isinstance(winner, int)):
+        raise _fail(path, line, "winner must be a player number or null")
+    if winner is not None and winner not in game.players:
+        raise _fail(path, line, f"winner {_short(winner)} is not among the game's players "
+                                f"{sorted(game.players)}")
+    scores = _need(rec, "scores", list, path, line)
+    if len(scores) != len(game.players):
+        raise _fail(path, line, f"scores has {len(scores)} values for {len(game.players)} players")
+    for score in scores:
+        if not _finite(score):
+            raise _fail(path, line, f"scores holds a non-finite or non-numeric value "
+                                    f"{_short(score)}")
+
+
 def _lines(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
     """(line number, parsed object or None, problem or None) for every non-blank line."""
     try:
@@ -168,7 +259,10 @@ def _lines(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
     except OSError as err:
         raise UserInputError(f"{path}: cannot open ({err.strerror})") from None
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw in bounded_lines(handle):
+            if raw is None:
+                yield number, None, f"line longer than {MAX_LINE_BYTES / 1e6:g} MB"
+                continue
             if not raw.strip():
                 continue
             last = not raw.endswith(b"\n")
@@ -181,6 +275,9 @@ def _lines(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
                 what = "truncated last line (the recorder may have crashed)" if last else (
                     f"malformed JSON ({err.msg} at column {err.colno})")
                 yield number, None, what
+                continue
+            except RecursionError:
+                yield number, None, "JSON nested too deeply"
                 continue
             if not isinstance(obj, dict) or not isinstance(obj.get("type"), str):
                 yield number, None, "each line must be a JSON object with a 'type'"
@@ -251,7 +348,9 @@ def read_games(
                 dropped_id = rec.get("game_id")
                 _check_header(rec, path, number, expect_game, expect_ruleset)
                 dropped_id = None
-                current = GameRecord(path=path, line=number, header=rec)
+                kinds = ACTION_KINDS.get(rec["game"])
+                current = GameRecord(path=path, line=number, header=rec,
+                                     action_kinds=kinds() if kinds is not None else None)
                 width = len(rec["state_features"])
                 continue
             if current is None:
@@ -260,18 +359,14 @@ def read_games(
                 raise _fail(path, number, f"game_id {rec.get('game_id')!r} inside game "
                                           f"{current.game_id!r}")
             if kind == "turn":
-                _need(rec, "turn", int, path, number)
+                _count(rec, "turn", path, number)
                 if "state" in rec:  # a recorder may leave states out to save space
                     _need(rec, "state", dict, path, number)
                 current.turns += 1
             elif kind == "decision":
-                current.decisions.append(_decision(rec, width, path, number))
+                current.decisions.append(_decision(rec, current, width, path, number))
             elif kind == "result":
-                _need(rec, "turns", int, path, number)
-                winner = rec.get("winner")
-                if winner is not None and (isinstance(winner, bool) or not isinstance(winner, int)):
-                    raise _fail(path, number, "winner must be a player number or null")
-                _need(rec, "scores", list, path, number)
+                _check_result(rec, current, path, number)
                 current.result = rec
                 report.games += 1
                 report.decisions += len(current.decisions)

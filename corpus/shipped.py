@@ -15,8 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from corpus.meta import check_stored
 from corpus.store import corpus_dir
 from nlmcs.errors import UserInputError
+from nlmcs.files import atomic_output, file_record, parquet_rows, write_atomic
 from nlmcs.paths import shipped_dir
 
 SAMPLE_CORPUS = "civ-sample"
@@ -35,28 +37,39 @@ def find_corpus_dir(name_or_dir: str | Path) -> Path:
     """The directory of a corpus to read: a path as is; a name in the user's store, else among
     the shipped corpora, else the (missing) store directory, for the caller's error."""
     directory = corpus_dir(name_or_dir)
-    if (directory / "meta.json").exists() or directory != corpus_dir(directory.name):
+    given_as_path = directory == Path(str(name_or_dir))  # e.g. ./x or /data/x: any folder name
+    if given_as_path or (directory / "meta.json").exists():
         return directory
     return shipped_corpora().get(directory.name, directory)
 
 
 def export_corpus(name_or_dir: str | Path, out: Path) -> Path:
     """Copy the committed files of a stored corpus into the new folder `out` (no logs; source
-    paths reduced to their file names). Returns `out`."""
+    paths reduced to their file names; files checked first, and recorded with their sha256 in
+    the copy's meta.json, which is written last). Returns `out`."""
     source = find_corpus_dir(name_or_dir)
-    meta_path = source / "meta.json"
-    if not meta_path.is_file():
-        raise UserInputError(f"no corpus at {source}")
+    meta, problem = check_stored(source)
+    if meta is None:
+        raise UserInputError(problem or f"no corpus at {source}")
+    if problem is not None:
+        raise UserInputError(f"{problem}; not exported")
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise UserInputError(f"{out} exists and is not a folder")
     if out.exists() and any(out.iterdir()):
         raise UserInputError(f"{out} exists and is not empty")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
     out.mkdir(parents=True, exist_ok=True)
+    files = {}
     for name in meta["parts"]:
         shutil.copyfile(source / name, out / name)
+        files[name] = file_record(out / name, parquet_rows(out / name) or 0)
     games = pd.read_parquet(source / meta["games_file"])
     games["source"] = [Path(p).name for p in games["source"]]
-    games.to_parquet(out / meta["games_file"], index=False)
+    with atomic_output(out / meta["games_file"], binary=True) as fh:
+        games.to_parquet(fh, index=False)
+    files[meta["games_file"]] = file_record(out / meta["games_file"], len(games))
     meta["sources"] = [{**s, "path": Path(s["path"]).name} for s in meta["sources"]]
     meta["name"] = out.name
-    (out / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
+    meta["files"] = files
+    write_atomic(out / "meta.json", json.dumps(meta, indent=1, sort_keys=True, allow_nan=False))
     return out

@@ -5,22 +5,25 @@ Layout of `<corpora_dir>/<name>/`:
   and `action`, fixed-size float32 lists in the frozen feature order kept in meta.json.
 - `games-NNNN.parquet`: one row per game (ids, players, result, source file), rewritten whole at
   each ingest under a new number.
-- `meta.json`: counts, the feature names, every source file with its sha256, and the list of parts.
+- `meta.json`: counts, the feature names, the ruleset and its sha256, every source file with its
+  sha256, the list of parts, and each committed file's sha256, size and row count
+  (`corpus.meta`).
 
 meta.json is written last and atomically, so it is the commit point: a crash mid-ingest leaves an
 unlisted part file that loading ignores and the next ingest removes; the corpus is never seen
-half-written. Re-ingesting a file whose sha256 is already listed is a no-op; a game id already in
-the corpus (or twice in the new logs) is refused.
+half-written. Writers hold the corpus's lock (`nlmcs.locking`), so a second ingest into the same
+corpus waits for the first. Loading checks every committed file against meta.json; a damaged
+corpus is refused by name, and the next ingest rebuilds it from its source logs (given again,
+or still where they were). Re-ingesting a file whose sha256 is already listed is a no-op; a game
+id already in the corpus (or twice in the new logs), a log of another ruleset version and a
+corpus name that is a path are refused.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
 import logging
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,13 +36,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpus.format import OnError, ReadReport, log_files, read_games
+from corpus.meta import STORE_FORMAT, read_meta, verify_files
 from corpus.mine import Mined, concat, mine_game
 from nlmcs.errors import UserInputError
-from nlmcs.paths import corpora_dir
+from nlmcs.files import (
+    TEMP_SUFFIX,
+    atomic_output,
+    check_input,
+    file_record,
+    parquet_rows,
+    sha256_file,
+    write_atomic,
+)
+from nlmcs.locking import store_lock
+from nlmcs.paths import corpora_dir, validate_store_name
 
 log = logging.getLogger(__name__)
+notice = logging.getLogger("nlmcs.notice")
 
-STORE_FORMAT = "nlmcs-corpus-store/1"
 PARQUET = {"compression": "zstd", "compression_level": 9}
 """How decision parts are written: zstd keeps a corpus about 2x smaller than parquet's default."""
 
@@ -71,52 +85,24 @@ class IngestSummary:
 
 
 def corpus_dir(name_or_dir: str | Path, *, root: Path | None = None) -> Path:
-    """A name maps to `<root or corpora_dir()>/<name>`; a path with a separator is used as is."""
+    """Where to read a corpus: a name maps to `<root or corpora_dir()>/<name>`; a path with a
+    separator is used as is."""
     text = str(name_or_dir)
     if "/" in text or os.sep in text or Path(text).is_absolute():
         return Path(text)
-    if not text or text.startswith("."):
-        raise UserInputError(f"bad corpus name {text!r}")
-    return (root or corpora_dir()) / text
+    return (root or corpora_dir()) / validate_store_name(text, kind="corpus")
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _atomic_write(path: Path, write) -> None:
-    """Call `write(tmp_path)`, then rename the temporary file over `path`."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(Path(tmp))
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; stored artifacts are ordinary files
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+def store_dir(name: str | Path, *, root: Path | None = None) -> Path:
+    """Where to write a corpus: a `Path` is a directory chosen by the caller; a string must be
+    a corpus name (no separators), so `--name ../../x` never writes outside the store."""
+    if isinstance(name, Path):
+        return name
+    return (root or corpora_dir()) / validate_store_name(name, kind="corpus")
 
 
 def _write_json(path: Path, data: dict) -> None:
-    _atomic_write(path, lambda tmp: tmp.write_text(json.dumps(data, indent=1, sort_keys=True)))
-
-
-def _read_meta(directory: Path) -> dict | None:
-    path = directory / "meta.json"
-    if not path.exists():
-        return None
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise UserInputError(f"{path}: corrupt corpus metadata ({err})") from None
-    if not isinstance(meta, dict) or meta.get("format") != STORE_FORMAT:
-        raise UserInputError(f"{path}: not an nlmcs corpus (format {meta.get('format')!r})")
-    return meta
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True, allow_nan=False))
 
 
 def _vectors(matrix: np.ndarray) -> pa.Array:
@@ -153,23 +139,47 @@ def ingest(
     root: Path | None = None,
     on_error: OnError = "stop",
 ) -> IngestSummary:
-    """Mine log files into corpus `name`, creating it or appending a new part to it."""
-    directory = corpus_dir(name, root=root)
-    meta = _read_meta(directory)
+    """Mine log files into corpus `name`, creating it or appending a new part to it.
+
+    Holds the corpus's lock throughout (a second writer waits). A damaged corpus is rebuilt
+    from its sources first (the logs given now, or those still where they were ingested from).
+    """
+    directory = store_dir(name, root=root)
+    files = log_files(list(paths))
+    hashes = []
+    for path in files:
+        try:
+            check_input(path, what="log file")
+        except UserInputError as err:
+            if not path.exists() and not path.is_symlink():
+                raise UserInputError(f"{path}: no such log file") from None
+            raise err from None
+        hashes.append((path, sha256_file(path)))
+    with store_lock(directory, what=f"corpus {directory.name}"):
+        meta = read_meta(directory)
+        _tidy(directory, meta)
+        if meta is not None:
+            problem = verify_files(directory, meta)
+            if problem is not None:
+                meta = _rebuild(directory, meta, problem, given={sha: p for p, sha in hashes})
+        return _ingest_locked(directory, meta, hashes, on_error)
+
+
+def _ingest_locked(directory: Path, meta: dict | None, hashes: list[tuple[Path, str]],
+                   on_error: OnError) -> IngestSummary:
     summary = IngestSummary(directory=directory)
     known_sha = {s["sha256"] for s in meta["sources"]} if meta else set()
     known_ids: dict[str, str] = {}
+    expect = _Expect()
     if meta:
-        old_games = pq.read_table(directory / meta["games_file"], columns=["game_id", "source"])
-        known_ids = dict(zip(old_games["game_id"].to_pylist(), old_games["source"].to_pylist(),
-                             strict=True))
-    expect = _Expect(meta["game"], meta["ruleset"], meta["feature_names"]) if meta else _Expect()
+        games = _read_games(directory, meta, columns=["game_id", "source", "ruleset_sha256"])
+        known_ids = dict(zip(games["game_id"].tolist(), games["source"].tolist(), strict=True))
+        first_sha = games["ruleset_sha256"].iloc[0] if len(games) else ""
+        expect = _Expect(meta["game"], meta["ruleset"], meta["feature_names"],
+                         meta.get("ruleset_sha256") or str(first_sha))
     parts: list[Mined] = []
     sources: list[dict] = []
-    for path in log_files(list(paths)):
-        if not path.is_file():
-            raise UserInputError(f"{path}: no such log file")
-        sha = sha256_file(path)
+    for path, sha in hashes:
         if sha in known_sha:
             summary.already_ingested.append(str(path))
             log.info("%s already ingested (sha256 %s)", path, sha[:12])
@@ -189,11 +199,9 @@ def ingest(
         summary.total_decisions = meta["counts"]["decisions"]
         return summary
     new = concat(parts)
-    _commit(directory, meta, new, sources, game=expect.game, ruleset=expect.ruleset,
-            features=expect.features)
+    final = _commit(directory, meta, new, sources, expect)
     summary.new_games = len(new.games)
     summary.new_decisions = len(new)
-    final = _read_meta(directory)
     summary.total_games = final["counts"]["games"]
     summary.total_decisions = final["counts"]["decisions"]
     return summary
@@ -206,6 +214,7 @@ class _Expect:
     game: str | None = None
     ruleset: str | None = None
     features: list[str] | None = None
+    ruleset_sha256: str = ""
 
 
 def _mine_source(path: Path, expect: _Expect, known_ids: dict[str, str], on_error: OnError,
@@ -214,13 +223,22 @@ def _mine_source(path: Path, expect: _Expect, known_ids: dict[str, str], on_erro
     for record in read_games(path, on_error=on_error, expect_game=expect.game,
                              expect_ruleset=expect.ruleset, report=report):
         header, where = record.header, f"{path}:{record.line}"
+        sha = str(header.get("ruleset_sha256", ""))
         if expect.features is None:
+            _check_known_ruleset(header, where)
             expect.game, expect.ruleset = header["game"], header["ruleset"]
             expect.features = list(header["state_features"])
+            expect.ruleset_sha256 = sha
         if (header["game"], header["ruleset"]) != (expect.game, expect.ruleset):
             raise UserInputError(f"{where}: log is for {header['game']!r} with ruleset "
                                  f"{header['ruleset']!r}; the corpus holds {expect.game!r} with "
                                  f"ruleset {expect.ruleset!r}")
+        if sha and expect.ruleset_sha256 and sha != expect.ruleset_sha256:
+            raise UserInputError(f"{where}: ruleset {header['ruleset']!r} with sha256 "
+                                 f"{sha[:12]}..., but the corpus's games used "
+                                 f"{expect.ruleset_sha256[:12]}... (another version of the "
+                                 "ruleset); record into another corpus")
+        expect.ruleset_sha256 = expect.ruleset_sha256 or sha
         if header["state_features"] != expect.features:
             raise UserInputError(f"{where}: state features differ from the corpus's "
                                  f"({len(header['state_features'])} vs {len(expect.features)})")
@@ -235,69 +253,202 @@ def _mine_source(path: Path, expect: _Expect, known_ids: dict[str, str], on_erro
     return mined
 
 
-def _commit(directory: Path, meta: dict | None, new: Mined, sources: list[dict], *, game: str,
-            ruleset: str, features: list[str]) -> None:
+def _check_known_ruleset(header: dict, where: str) -> None:
+    """A log that names a ruleset known here must carry that ruleset's sha256: a corpus named
+    after one ruleset must not hold vectors of another."""
+    sha = str(header.get("ruleset_sha256", ""))
+    if header["game"] != "civ" or not sha:
+        return
+    from nlmcs.games.civ.ruleset import resolve_ruleset_path
+
+    path = resolve_ruleset_path(str(header["ruleset"]))
+    if not path.is_file():
+        return  # a ruleset this installation does not have: nothing to compare with
+    actual = sha256_file(path)
+    if actual != sha:
+        raise UserInputError(f"{where}: log names ruleset {header['ruleset']!r} but its sha256 "
+                             f"{sha[:12]}... is not that of {path} ({actual[:12]}...): it was "
+                             "recorded with another ruleset of that name")
+
+
+def _tidy(directory: Path, meta: dict | None) -> None:
+    """Remove what interrupted writers left (the caller holds the lock): uncommitted parts, and
+    temporary files here and in `logs/` (games a killed `corpus record` was writing)."""
+    listed = {*meta["parts"], meta["games_file"]} if meta else set()
+    for folder in (directory, directory / "logs"):
+        if not folder.is_dir():
+            continue
+        for entry in folder.iterdir():
+            stale_part = (folder == directory and entry.name not in listed
+                          and entry.name.startswith(("decisions-", "games-"))
+                          and entry.name.endswith(".parquet"))
+            temporary = entry.name.startswith(".") and entry.name.endswith(TEMP_SUFFIX)
+            if (stale_part or temporary) and entry.is_file():
+                entry.unlink()
+
+
+def _write_part(directory: Path, name: str, mined: Mined) -> dict:
+    with atomic_output(directory / name, binary=True) as fh:
+        pq.write_table(_part_table(mined), fh, **PARQUET)
+    return file_record(directory / name, len(mined))
+
+
+def _write_games(directory: Path, name: str, games: pd.DataFrame) -> dict:
+    with atomic_output(directory / name, binary=True) as fh:
+        games.to_parquet(fh, index=False)
+    return file_record(directory / name, len(games))
+
+
+def _commit(directory: Path, meta: dict | None, new: Mined, sources: list[dict],
+            expect: _Expect) -> dict:
     directory.mkdir(parents=True, exist_ok=True)
-    listed = set(meta["parts"]) if meta else set()
-    for stale in [*directory.glob("decisions-*.parquet"), *directory.glob("games-*.parquet")]:
-        if stale.name not in listed and (not meta or stale.name != meta["games_file"]):
-            stale.unlink()  # left by an interrupted ingest, never committed
-    number = len(listed) + 1
+    parts = list(meta["parts"]) if meta else []
+    number = len(parts) + 1
     part = f"decisions-{number:04d}.parquet"
-    _atomic_write(directory / part, lambda tmp: pq.write_table(_part_table(new), tmp, **PARQUET))
+    files = dict(meta.get("files") or {}) if meta else {}
+    if meta and not meta.get("files"):  # a corpus from before checksums: record them now
+        files = {p: file_record(directory / p, parquet_rows(directory / p)) for p in parts}
+    files[part] = _write_part(directory, part, new)
     games = new.games
     if meta:
-        games = pd.concat([pd.read_parquet(directory / meta["games_file"]), games],
-                          ignore_index=True)
+        games = pd.concat([_read_games(directory, meta), games], ignore_index=True)
+        files.pop(meta["games_file"], None)
     games_file = f"games-{number:04d}.parquet"
-    _atomic_write(directory / games_file, lambda tmp: games.to_parquet(tmp, index=False))
+    files[games_file] = _write_games(directory, games_file, games)
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     for s in sources:
         s.update(part=part, ingested_at=stamp)
-    parts = [*meta["parts"], part] if meta else [part]
+    new_meta = _meta(directory, expect, [*parts, part], games_file, games,
+                     [*(meta["sources"] if meta else []), *sources], files)
+    _write_json(directory / "meta.json", new_meta)
+    if meta and meta["games_file"] != games_file:
+        (directory / meta["games_file"]).unlink(missing_ok=True)
+    return new_meta
+
+
+def _meta(directory: Path, expect: _Expect, parts: list[str], games_file: str,
+          games: pd.DataFrame, sources: list[dict], files: dict) -> dict:
     decisions = pd.concat(
         [pd.read_parquet(directory / p, columns=["action_type", "player_kind", "agent_label",
                                                  "applied"]) for p in parts],
         ignore_index=True)
-    new_meta = {
+    return {
         "format": STORE_FORMAT,
         "name": directory.name,
-        "game": game,
-        "ruleset": ruleset,
-        "feature_names": list(features),
+        "game": expect.game,
+        "ruleset": expect.ruleset,
+        "ruleset_sha256": expect.ruleset_sha256,
+        "feature_names": list(expect.features or []),
         "parts": parts,
         "games_file": games_file,
-        "sources": [*(meta["sources"] if meta else []), *sources],
+        "sources": sources,
         "counts": _counts(decisions, games),
+        "files": files,
     }
+
+
+def _rebuild(directory: Path, meta: dict, problem: str, *, given: dict[str, Path]) -> dict:
+    """Mine every source of a damaged corpus again into fresh parts (same grouping), or refuse
+    naming the sources that cannot be found. Returns the new meta."""
+    available: dict[str, Path] = {}
+    missing = []
+    for source in meta["sources"]:
+        sha, recorded = source["sha256"], Path(source["path"])
+        if sha in given:
+            available[sha] = given[sha]
+        elif recorded.is_file() and sha256_file(recorded) == sha:
+            available[sha] = recorded
+        else:
+            missing.append(str(recorded))
+    if missing or not meta["sources"]:
+        shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3
+                                          else "")
+        raise UserInputError(f"{problem}; corpus {directory.name} cannot be rebuilt: its source "
+                             f"logs are gone or changed ({shown or 'none recorded'}); ingest "
+                             "them again, or delete the corpus and record it again")
+    notice.info("%s; rebuilding corpus %s from its %d source logs", problem, directory.name,
+                len(meta["sources"]))
+    expect = _Expect()
+    known_ids: dict[str, str] = {}
+    files: dict[str, dict] = {}
+    games = []
+    for part in meta["parts"]:
+        mined = []
+        for source in (s for s in meta["sources"] if s.get("part") == part):
+            on_error: OnError = "skip" if source.get("skipped_lines") else "stop"
+            mined += _mine_source(available[source["sha256"]], expect, known_ids, on_error,
+                                  ReadReport())
+        if not mined:
+            raise UserInputError(f"{problem}; corpus {directory.name} cannot be rebuilt: no "
+                                 f"source is recorded for {part}; delete the corpus and record "
+                                 "it again")
+        joined = concat(mined)
+        files[part] = _write_part(directory, part, joined)
+        games.append(joined.games)
+    all_games = pd.concat(games, ignore_index=True)
+    files[meta["games_file"]] = _write_games(directory, meta["games_file"], all_games)
+    new_meta = _meta(directory, expect, list(meta["parts"]), meta["games_file"], all_games,
+                     list(meta["sources"]), files)
     _write_json(directory / "meta.json", new_meta)
-    if meta:
-        (directory / meta["games_file"]).unlink()
+    return new_meta
+
+
+def _read_games(directory: Path, meta: dict, columns: list[str] | None = None) -> pd.DataFrame:
+    path = directory / meta["games_file"]
+    try:
+        return pd.read_parquet(path, columns=columns)
+    except (OSError, pa.ArrowException, ValueError, KeyError) as err:
+        raise UserInputError(f"{path}: unreadable games file ({err})") from None
 
 
 def load_corpus(name_or_dir: str | Path, *, root: Path | None = None) -> StoredCorpus:
-    """Read a stored corpus (only its committed parts); `UserInputError` if missing or empty."""
+    """Read a stored corpus (only its committed parts, checked against meta.json);
+    `UserInputError` if missing, empty or damaged."""
     directory = corpus_dir(name_or_dir, root=root)
-    meta = _read_meta(directory)
+    meta = read_meta(directory)
     if meta is None:
         raise UserInputError(f"no corpus at {directory} (run `nlmcs corpus ingest` first)")
     if not meta["parts"] or meta["counts"]["decisions"] == 0:
         raise UserInputError(f"{directory}: the corpus is empty")
+    problem = verify_files(directory, meta)
+    if problem is not None:
+        raise UserInputError(f"{problem}; ingest any of its logs again (`nlmcs corpus ingest "
+                             f"LOG --name {directory.name}`) to rebuild it")
     width = len(meta["feature_names"])
     tables = []
     for part in meta["parts"]:
         try:
-            tables.append(pq.read_table(directory / part))
-        except (OSError, pa.ArrowInvalid) as err:
+            table = pq.read_table(directory / part)
+        except (OSError, pa.ArrowException) as err:
             raise UserInputError(f"{directory / part}: unreadable corpus part ({err})") from None
-    table = pa.concat_tables(tables)
+        bad = _part_problem(table, width)
+        if bad is not None:
+            raise UserInputError(f"{directory / part}: damaged ({bad})")
+        tables.append(table)
+    try:
+        table = pa.concat_tables(tables)
+    except pa.ArrowException as err:
+        raise UserInputError(f"{directory}: parts do not fit together ({err})") from None
     states = _matrix(table["state"], width)
     actions = _matrix(table["action"], width)
     decisions = table.drop_columns(["state", "action"]).to_pandas()
     return StoredCorpus(
         name=directory.name, directory=directory, meta=meta, decisions=decisions,
-        states=states, actions=actions, games=pd.read_parquet(directory / meta["games_file"]),
+        states=states, actions=actions, games=_read_games(directory, meta),
     )
+
+
+def _part_problem(table: pa.Table, width: int) -> str | None:
+    from corpus.mine import DECISION_COLUMNS
+
+    missing = [c for c in (*DECISION_COLUMNS, "state", "action") if c not in table.column_names]
+    if missing:
+        return f"missing columns {', '.join(missing)}"
+    for column in ("state", "action"):
+        kind = table.schema.field(column).type
+        if not (pa.types.is_fixed_size_list(kind) and kind.list_size == width):
+            return f"column {column} is {kind}, not {width} numbers per row"
+    return None
 
 
 def _matrix(column: pa.ChunkedArray, width: int) -> np.ndarray:

@@ -1,9 +1,13 @@
 """Ingest: read a manual, parse it, store the artifact; a no-op when the source is unchanged.
 
-Order matters for bad input and speed: the source is checked (size, binary, encoding, sha256) and
-compared with what is stored before spaCy is imported, and the output directory is claimed before
-parsing starts, so a bad file or an unwritable target fails in a fraction of a second and an
-unchanged manual costs one hashing pass.
+Order matters for bad input and speed: the source is checked (a regular file, size, binary,
+encoding, sha256) and compared with what is stored before spaCy is imported, and the output
+directory is claimed before parsing starts, so a bad file or an unwritable target fails in a
+fraction of a second and an unchanged manual costs one hashing pass. The comparison and the
+write happen under the store lock, so two ingests of one name run one after the other.
+
+Nothing is replaced silently: another file under an existing name needs `force`; a stored copy
+whose files no longer match their checksums is parsed again (repaired) by a re-ingest.
 """
 
 from __future__ import annotations
@@ -18,13 +22,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from manual_pipeline import freeciv
+from manual_pipeline.artifact import manual_dir, read_meta, validate_name, verify_files
 from manual_pipeline.errors import ManualError
 from manual_pipeline.parse import Batch, ParseConfig, installed_model, load_model, parse_blocks
 from manual_pipeline.readers import FORMATS, Block, detect_format, read_blocks
-from manual_pipeline.store import ArtifactWriter, manual_dir, read_meta, validate_name
 from manual_pipeline.textio import SourceFile, inspect_file
+from manual_pipeline.writer import ArtifactWriter, writing
+from nlmcs.errors import UserInputError
+from nlmcs.files import check_input
 
 log = logging.getLogger(__name__)
+notice = logging.getLogger("nlmcs.notice")
 
 PIPELINE_VERSION = 1
 """Bumped when readers or parse columns change, so old artifacts are rebuilt on re-ingest."""
@@ -110,15 +118,18 @@ def ingest(
 
     The artifact goes to `out` if given, else <root or the manuals directory>/<name>/. An
     unchanged source (same sha256, format, pipeline and model versions) is not parsed again
-    unless `force`. Raises ManualError for bad input; nothing stored is touched then.
+    unless `force`; a damaged stored copy of it is. Another source under a stored name is
+    refused unless `force`. Raises ManualError for bad input; nothing stored is touched then.
     """
     started = time.perf_counter()
     config = config or ParseConfig()
     source = Path(source)
     if fmt not in FORMATS:
         raise ManualError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
-    if not source.exists():
-        raise ManualError(f"{source}: no such file or directory")
+    try:
+        check_input(source, what="manual file", allow_dir=True)
+    except UserInputError as err:
+        raise ManualError(str(err)) from None
     name = validate_name(name) if name is not None else default_name(source)
     fmt = detect_format(source) if fmt == "auto" else fmt
     if source.is_dir() and fmt != "freeciv":
@@ -138,11 +149,6 @@ def ingest(
     parser = {**installed_model(config.model), "pipeline_version": PIPELINE_VERSION}
     source_meta = _source_meta(source, fmt, digest, checked)
 
-    stored = _stored_meta(target)
-    if not force and stored is not None and _unchanged(target, stored, source_meta, parser):
-        log.info("%s: unchanged since %s; nothing to do", source, stored.get("created"))
-        return IngestResult(target, stored, True, time.perf_counter() - started)
-
     def blocks() -> Generator[Block, None, None]:
         if fmt == "freeciv":
             return freeciv.freeciv_blocks(checked)
@@ -151,6 +157,22 @@ def ingest(
     if not _has_text(blocks(), whole=fmt == "freeciv"):
         raise ManualError(f"{source}: no sentences found (the file holds no running text)")
 
+    with writing(target):
+        stored = _stored_meta(target)
+        if stored is not None and not force:
+            damaged = verify_files(target, stored)
+            _refuse_replacing(target, name, stored, source_meta)
+            if damaged is None and _unchanged(target, stored, source_meta, parser):
+                log.info("%s: unchanged since %s; nothing to do", source, stored.get("created"))
+                return IngestResult(target, stored, True, time.perf_counter() - started)
+            if damaged is not None:
+                notice.info("%s; parsing %s again to repair it", damaged, source)
+        return _parse_and_store(source, target, name, blocks, config, source_meta, parser,
+                                started)
+
+
+def _parse_and_store(source: Path, target: Path, name: str, blocks, config: ParseConfig,
+                     source_meta: dict, parser: dict, started: float) -> IngestResult:
     with ArtifactWriter(target) as writer:
         t0 = time.perf_counter()
         nlp = load_model(config.model)
@@ -220,6 +242,21 @@ def _stored_meta(target: Path) -> dict | None:
     except ManualError as err:
         log.warning("rebuilding %s: %s", target, err)
         return None
+
+
+def _refuse_replacing(target: Path, name: str, stored: dict, source_meta: dict) -> None:
+    """Another file (or a random twin) stored under this name is replaced only with force; the
+    same file, changed or not, is updated."""
+    old = stored.get("source") or {}
+    hint = "give another --name, or --force to replace it"
+    if stored.get("random") is not None:
+        raise ManualError(f"manual {name!r} ({target}) is a random-text twin of "
+                          f"{stored['random'].get('source')!r}; {hint}")
+    if old.get("sha256") == source_meta["sha256"] or old.get("path") in (None, ""):
+        return
+    if old.get("path") != source_meta["path"]:
+        raise ManualError(f"manual {name!r} ({target}) holds another file, {old.get('path')}; "
+                          f"{hint}")
 
 
 def _unchanged(target: Path, stored: dict, source_meta: dict, parser: dict) -> bool:

@@ -3,7 +3,8 @@
 A shipped manual (a file in the shipped data's `manuals/` folder, named by its stem: today the
 project's guide, `civ-guide`) and its random-text twin (`civ-guide-random`, seed 0) are built on
 first use with a one-line notice, so a fresh installation plays `text` and `random-text` without
-manual steps. A lock file beside the store keeps two processes from building one manual at once.
+manual steps. The store lock (`nlmcs.locking`, shared with ingest) keeps two processes from
+building one manual at once.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from manual_pipeline.shuffle import RANDOM_SUFFIX
 from manual_pipeline.store import StoredManual, load_manual, manual_dir
+from manual_pipeline.writer import writing
 from nlmcs.paths import shipped_dir
 
 notice = logging.getLogger("nlmcs.notice")
@@ -39,8 +41,6 @@ def load_or_build(name_or_dir: str | Path, *, root: Path | None = None) -> Store
 
 
 def _build_if_missing(name: str, root: Path | None) -> None:
-    from filelock import FileLock
-
     target = manual_dir(name, root=root)
     if target.exists():
         return
@@ -50,9 +50,8 @@ def _build_if_missing(name: str, root: Path | None) -> None:
         base is not None and (base in shipped or manual_dir(base, root=root).exists()))
     if not buildable:
         return
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(target.parent / f".{name}.lock")):
-        if target.exists():  # another process built it while we waited
+    with writing(target):
+        if target.exists():  # another process built it while we waited, or it was restored
             return
         if name in shipped:
             from manual_pipeline.ingest import ingest

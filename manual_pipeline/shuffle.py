@@ -24,8 +24,10 @@ from manual_pipeline.store import (
     StoredManual,
     load_manual,
     manual_dir,
+    read_meta,
     validate_name,
 )
+from manual_pipeline.writer import writing
 
 RANDOM_SUFFIX = "-random"
 MOVING_COLUMNS = ("text", "lower", "lemma", "stem", "is_stop")
@@ -102,10 +104,25 @@ def make_random_twin(
         },
         timing={"shuffle_seconds": round(time.perf_counter() - started, 3)},
     )
-    with ArtifactWriter(target) as writer:
-        writer.append(
-            {c: sentences[c].tolist() for c in SENTENCE_COLUMNS},
-            {c: tokens[c].tolist() for c in TOKEN_COLUMNS},
-        )
-        writer.commit(meta)
+    with writing(target):
+        _check_twin_target(target)
+        with ArtifactWriter(target) as writer:
+            writer.append(
+                {c: sentences[c].tolist() for c in SENTENCE_COLUMNS},
+                {c: tokens[c].tolist() for c in TOKEN_COLUMNS},
+            )
+            writer.commit(meta)
     return load_manual(target)
+
+
+def _check_twin_target(target: Path) -> None:
+    """A twin replaces an older twin, never a manual that was ingested under that name."""
+    if not (target / "meta.json").is_file():
+        return
+    try:
+        stored = read_meta(target)
+    except ManualError:
+        return  # unreadable: rebuilt
+    if stored.get("random") is None:
+        raise ManualError(f"{target}: holds an ingested manual, not a random-text twin; the "
+                          "twin would replace it (ingest that manual under another name first)")

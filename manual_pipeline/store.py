@@ -1,26 +1,39 @@
 """The stored manual artifact: what an ingest writes and what the search reads back.
 
 A stored manual is a directory holding `sentences.parquet` (one row per sentence), `tokens.parquet`
-(one row per token with its parse) and `meta.json` (source, hash, counts, parser versions). Readers
-use `load_manual`; nothing here needs spaCy, so loading never re-parses. Writes go to a hidden
-temporary directory beside the target that replaces it only once complete, so a failed ingest
-leaves the previous artifact as it was.
+(one row per token with its parse) and `meta.json` (source, hash, counts, parser versions, and
+each data file's sha256, size and row count). Readers use `load_manual`, which checks all of it
+(files against meta.json, sentence and token ids, head indices) before handing the tables on;
+nothing here needs spaCy, so loading never re-parses. Writing is `manual_pipeline.writer`: a
+temporary directory swapped into place under the store lock, so a failed or killed ingest leaves
+the previous artifact as it was. `manual_pipeline.artifact` describes the files.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import shutil
-import uuid
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+import numpy as np
+
+from manual_pipeline.artifact import (
+    FORMAT,
+    META_FILE,
+    SENTENCE_COLUMNS,
+    SENTENCES_FILE,
+    TOKEN_COLUMNS,
+    TOKENS_FILE,
+    manual_dir,
+    read_meta,
+    repair_hint,
+    validate_name,
+    verify_files,
+)
 from manual_pipeline.errors import ManualError
 from manual_pipeline.words import STOP_WORDS, stem
+from manual_pipeline.writer import ArtifactWriter, restore_if_vanished, tidy
 from nlmcs import paths
 
 if TYPE_CHECKING:
@@ -28,7 +41,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FORMAT",
+    "META_FILE",
+    "SENTENCE_COLUMNS",
     "STOP_WORDS",
+    "TOKEN_COLUMNS",
     "ArtifactWriter",
     "StoredManual",
     "list_manuals",
@@ -39,21 +55,6 @@ __all__ = [
     "validate_name",
     "vocabulary",
 ]
-
-FORMAT = "nlmcs-manual/1"
-META_FILE = "meta.json"
-SENTENCES_FILE = "sentences.parquet"
-TOKENS_FILE = "tokens.parquet"
-
-SENTENCE_COLUMNS = ("sentence_id", "section", "text")
-TOKEN_COLUMNS = (
-    "sentence_id", "token_index", "text", "lower", "lemma", "stem",
-    "pos", "tag", "dep", "head", "is_punct", "is_stop",
-)  # fmt: skip
-_INT_COLUMNS = ("sentence_id", "token_index", "head")
-_BOOL_COLUMNS = ("is_punct", "is_stop")
-
-_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 
 
 @dataclass(frozen=True)
@@ -77,43 +78,10 @@ class StoredManual:
     tokens: pd.DataFrame
 
 
-def validate_name(name: str) -> str:
-    """Return `name` if it can name a manual directory; refuse separators and odd characters."""
-    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
-        raise ManualError(
-            f"bad manual name {name!r}: use 1-100 letters, digits, '.', '_' or '-', starting "
-            "with a letter or digit (no path separators)"
-        )
-    return name
-
-
-def manual_dir(name: str, *, root: Path | None = None) -> Path:
-    """The directory that holds the stored manual `name`."""
-    return Path(root if root is not None else paths.manuals_dir()) / validate_name(name)
-
-
 def _resolve(name_or_dir: str | Path, root: Path | None) -> Path:
     if isinstance(name_or_dir, Path) or os.sep in name_or_dir or "/" in name_or_dir:
         return Path(name_or_dir)
     return manual_dir(name_or_dir, root=root)
-
-
-def read_meta(directory: Path) -> dict:
-    """Read and check a stored manual's meta.json (cheap: no parquet is opened)."""
-    meta_path = Path(directory) / META_FILE
-    if not Path(directory).is_dir():
-        raise ManualError(f"{directory}: no stored manual there (see `nlmcs manual ingest`)")
-    try:
-        with open(meta_path, encoding="utf-8") as fh:
-            meta = json.load(fh)
-    except FileNotFoundError:
-        raise ManualError(f"{directory}: not a stored manual (no {META_FILE})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise ManualError(f"{meta_path}: corrupt metadata ({err})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        found = meta.get("format") if isinstance(meta, dict) else type(meta).__name__
-        raise ManualError(f"{meta_path}: not a {FORMAT} artifact (format {found!r})")
-    return meta
 
 
 def load_manual(name_or_dir: str | Path, *, root: Path | None = None) -> StoredManual:
@@ -125,7 +93,11 @@ def load_manual(name_or_dir: str | Path, *, root: Path | None = None) -> StoredM
     import pyarrow as pa
 
     directory = _resolve(name_or_dir, root)
+    restore_if_vanished(directory)
     meta = read_meta(directory)
+    problem = verify_files(directory, meta)
+    if problem is not None:
+        raise ManualError(f"{problem}; {repair_hint(meta)}")
     frames = {}
     for file, columns in ((SENTENCES_FILE, SENTENCE_COLUMNS), (TOKENS_FILE, TOKEN_COLUMNS)):
         path = directory / file
@@ -147,10 +119,40 @@ def load_manual(name_or_dir: str | Path, *, root: Path | None = None) -> StoredM
                 f"{directory}: corrupt ({len(frame)} {label} stored, "
                 f"meta.json says {counts.get(key)})"
             )
+    problem = parse_problem(sentences, tokens)
+    if problem is not None:
+        raise ManualError(f"{directory / TOKENS_FILE}: corrupt ({problem}); {repair_hint(meta)}")
     name = meta.get("name") or directory.name
     return StoredManual(
         name=name, directory=directory, meta=meta, sentences=sentences, tokens=tokens
     )
+
+
+def parse_problem(sentences: pd.DataFrame, tokens: pd.DataFrame) -> str | None:
+    """Why the tables do not form a parse the model can read (ids out of order, a head index
+    outside its sentence), or None."""
+    for frame, columns in ((sentences, ("sentence_id",)),
+                           (tokens, ("sentence_id", "token_index", "head"))):
+        for column in columns:
+            if frame[column].dtype.kind not in "iu":
+                return f"column {column} holds {frame[column].dtype}, not integers"
+    n = len(sentences)
+    if not np.array_equal(sentences["sentence_id"].to_numpy(), np.arange(n)):
+        return f"sentence ids are not 0..{n - 1} in order"
+    sid = tokens["sentence_id"].to_numpy()
+    if len(sid) and (sid.min() < 0 or sid.max() >= n or np.any(np.diff(sid) < 0)):
+        return "token sentence ids are out of order or name no sentence"
+    lengths = np.bincount(sid, minlength=n)
+    starts = np.cumsum(lengths) - lengths
+    if not np.array_equal(tokens["token_index"].to_numpy(), np.arange(len(sid)) - starts[sid]):
+        return "token indices do not count 0, 1, ... within each sentence"
+    head = tokens["head"].to_numpy()
+    bad = np.flatnonzero((head < 0) | (head >= lengths[sid]))
+    if len(bad):
+        i = int(bad[0])
+        return (f"token {int(tokens['token_index'].iloc[i])} of sentence {int(sid[i])} has head "
+                f"{int(head[i])}, outside its sentence")
+    return None
 
 
 def vocabulary(manual: StoredManual, *, min_count: int = 5) -> dict[str, int]:
@@ -174,108 +176,19 @@ def list_manuals(*, root: Path | None = None) -> list[tuple[str, dict | None, st
     base = Path(root if root is not None else paths.manuals_dir())
     if not base.is_dir():
         return []
+    tidy(base)
     found = []
     for entry in sorted(base.iterdir()):
         if not entry.is_dir() or entry.name.startswith("."):
             continue
         try:
-            found.append((entry.name, read_meta(entry), None))
+            meta = read_meta(entry)
         except ManualError as err:
             found.append((entry.name, None, str(err)))
+            continue
+        problem = verify_files(entry, meta)
+        if problem is None:
+            found.append((entry.name, meta, None))
+        else:
+            found.append((entry.name, None, f"{problem}; {repair_hint(meta)}"))
     return found
-
-
-class ArtifactWriter:
-    """Write one stored manual into a temporary directory and swap it into place at the end.
-
-    Use as a context manager: on an exception the temporary directory is removed and whatever
-    was stored at `target` before stays untouched. Parquet files are written in row groups, so
-    memory stays bounded however long the manual is.
-    """
-
-    def __init__(self, target: Path) -> None:
-        self.target = Path(target)
-        _check_replaceable(self.target)
-        parent = self.target.parent
-        try:
-            parent.mkdir(parents=True, exist_ok=True)
-            self.tmp = parent / f".{self.target.name}.tmp-{uuid.uuid4().hex[:8]}"
-            self.tmp.mkdir()
-        except OSError as err:
-            raise ManualError(f"cannot write under {parent}: {err.strerror or err}") from None
-        self._writers: dict[str, Any] = {}
-
-    def __enter__(self) -> ArtifactWriter:
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> None:
-        for writer in self._writers.values():
-            writer.close()
-        self._writers.clear()
-        if exc_type is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-
-    def append(self, sentences: Mapping[str, Sequence], tokens: Mapping[str, Sequence]) -> None:
-        """Append a batch: column name -> values, for sentences and for their tokens."""
-        self._append(SENTENCES_FILE, SENTENCE_COLUMNS, sentences)
-        self._append(TOKENS_FILE, TOKEN_COLUMNS, tokens)
-
-    def _append(self, file: str, columns: Sequence[str], batch: Mapping[str, Sequence]) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        schema = _schema(columns)
-        table = pa.Table.from_pydict({c: batch[c] for c in columns}, schema=schema)
-        if file not in self._writers:
-            self._writers[file] = pq.ParquetWriter(self.tmp / file, schema, compression="zstd")
-        self._writers[file].write_table(table)
-
-    def commit(self, meta: Mapping[str, Any]) -> Path:
-        """Write meta.json, close the parquet files and move the artifact into place."""
-        for file, columns in ((SENTENCES_FILE, SENTENCE_COLUMNS), (TOKENS_FILE, TOKEN_COLUMNS)):
-            if file not in self._writers:
-                self._append(file, columns, {c: [] for c in columns})
-        for writer in self._writers.values():
-            writer.close()
-        self._writers.clear()
-        with open(self.tmp / META_FILE, "w", encoding="utf-8") as fh:
-            json.dump({"format": FORMAT, **meta}, fh, indent=2, sort_keys=False)
-            fh.write("\n")
-        _swap_into_place(self.tmp, self.target)
-        return self.target
-
-
-def _schema(columns: Sequence[str]):
-    import pyarrow as pa
-
-    def kind(column: str):
-        if column in _INT_COLUMNS:
-            return pa.int64()
-        if column in _BOOL_COLUMNS:
-            return pa.bool_()
-        return pa.string()
-
-    return pa.schema([(c, kind(c)) for c in columns])
-
-
-def _check_replaceable(target: Path) -> None:
-    """Refuse to replace a directory that holds something other than a stored manual."""
-    if target.exists() and not target.is_dir():
-        raise ManualError(f"{target}: exists and is not a directory")
-    if target.is_dir() and any(target.iterdir()) and not (target / META_FILE).is_file():
-        raise ManualError(f"{target}: exists and is not a stored manual; choose another directory")
-
-
-def _swap_into_place(tmp: Path, target: Path) -> None:
-    old = None
-    if target.exists():
-        old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
-        os.replace(target, old)
-    try:
-        os.replace(tmp, target)
-    except OSError:
-        if old is not None:
-            os.replace(old, target)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

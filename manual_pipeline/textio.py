@@ -17,12 +17,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from manual_pipeline.errors import ManualError
+from nlmcs.errors import UserInputError
+from nlmcs.files import check_input
 
 CHUNK_BYTES = 1 << 18
 """Bytes read per step of the checking pass."""
 
 MAX_LINE_CHARS = 1 << 16
-"""Longest piece of a line a reader holds at once; longer lines arrive in pieces."""
+"""Longest piece of a line a reader holds at once; longer lines arrive in pieces, cut between
+words."""
 
 _BOMS = (
     (codecs.BOM_UTF32_LE, "utf-32"),
@@ -57,10 +60,12 @@ class SourceFile:
 def inspect_file(path: Path, *, max_bytes: int | None = None) -> SourceFile:
     """Hash `path` and settle its encoding; raise ManualError for empty, huge or binary files."""
     path = Path(path)
-    if path.is_dir():
-        raise ManualError(f"{path}: is a directory, not a file")
     try:
-        size = path.stat().st_size
+        # Refuses folders, FIFOs (which would block the read forever), devices and link loops.
+        size = check_input(path, what="manual file").st_size
+    except UserInputError as err:
+        raise ManualError(str(err)) from None
+    try:
         with open(path, "rb") as fh:
             head = fh.read(4096)
     except OSError as err:
@@ -154,7 +159,27 @@ def open_text(source: SourceFile) -> io.TextIOWrapper:
     return open(source.path, encoding=source.encoding, newline=None)
 
 
-def iter_lines(fh: io.TextIOBase) -> Iterator[str]:
-    """Lines of `fh` without their newline; a line longer than MAX_LINE_CHARS comes in pieces."""
-    while line := fh.readline(MAX_LINE_CHARS):
-        yield line.rstrip("\n")
+def iter_lines(fh: io.TextIOBase, limit: int = MAX_LINE_CHARS) -> Iterator[str]:
+    """Lines of `fh` without their newline. A line longer than `limit` comes in pieces of at
+    most `limit` characters, each cut after its last whitespace so no word is split (a piece
+    without any whitespace is cut where it ends)."""
+    carry = ""  # the words after the last cut, always shorter than `limit`
+    while chunk := fh.readline(limit - len(carry)):
+        text = carry + chunk
+        if text.endswith("\n"):
+            carry = ""
+            yield text[:-1]
+            continue
+        if len(text) < limit:  # end of file without a newline
+            carry = ""
+            yield text
+            continue
+        cut = max(text.rfind(" "), text.rfind("\t"))
+        if cut <= 0:
+            carry = ""
+            yield text
+        else:
+            carry = text[cut + 1:]
+            yield text[:cut]
+    if carry:
+        yield carry

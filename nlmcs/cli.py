@@ -3,15 +3,22 @@
 Each module in `nlmcs.commands` registers its subcommands (and its `nlmcs bench` entries).
 Commands are thin: they parse arguments, call keyword-only library functions and print; the
 command modules import nothing heavy until a command runs, so `--help` answers at once.
-Bad input becomes one line on stderr and exit status 2; anything else is a bug and keeps its
-traceback.
+Bad input (a file, a name, an option) becomes one line on stderr and exit status 2; anything
+else is a bug and keeps its traceback. SIGTERM (what `timeout` and job schedulers send) is
+handled like Ctrl-C, so finished work is kept either way: exit status 130 after SIGINT, 143
+after SIGTERM. A reader that goes away (`nlmcs ... | head`) ends the command quietly (141).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
+import os
+import re
+import signal
 import sys
+import threading
 
 from nlmcs import __version__
 from nlmcs.commands import ablation, corpus, game, manual, play, relevance
@@ -21,8 +28,37 @@ from nlmcs.errors import UserInputError
 COMMAND_MODULES = (manual, game, play, relevance, ablation, corpus)
 
 
+class UsageError(UserInputError):
+    """A command line argparse refuses (unknown option, bad value)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in one line, like every other refusal (the usage is one --help away)."""
+
+    def error(self, message: str):
+        # "argument --steps: must be at least 1" reads as the other refusals do: "--steps must..."
+        message = re.sub(r"^argument ([^:]+): (?=must )", r"\1 ", message)
+        raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C would be, so the same clean-up runs."""
+
+
+def _sigterm_handler(main_pid: int):
+    def on_sigterm(signum, frame):
+        if os.getpid() != main_pid:
+            # A forked worker inherited this handler: die of the signal, quietly, as by default.
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+            return
+        raise Terminated
+
+    return on_sigterm
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="nlmcs",
         description="Text-grounded non-linear Monte-Carlo search for FreeCiv-style strategy games.",
         epilog="example:\n  nlmcs play --method text --map small --steps 10 --rollouts 50 "
@@ -67,23 +103,45 @@ def _configure_logging(verbose: bool) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
-    _configure_logging(args.verbose)
     try:
-        return int(args.func(args) or 0)
+        args = parser.parse_args(argv)
+    except UsageError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    _configure_logging(args.verbose)
+    handles_signals = threading.current_thread() is threading.main_thread()
+    previous = (signal.signal(signal.SIGTERM, _sigterm_handler(os.getpid()))
+                if handles_signals else None)
+    try:
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a closed pipe shows here, not at exit
+        return code
     except UserInputError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as err:
-        where = err.filename if err.filename is not None else ""
-        print(f"error: {where}: {err.strerror}", file=sys.stderr)
+        where = f"{err.filename}: " if err.filename is not None else ""
+        print(f"error: {where}{err.strerror or err}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as err:
+        print("interrupted" + (" (SIGTERM)" if isinstance(err, Terminated) else ""),
+              file=sys.stderr)
+        return 143 if isinstance(err, Terminated) else 130
     except BrokenPipeError:  # the reader went away (`nlmcs ... | head`): nothing left to say
-        sys.stderr.close()
+        _silence_stdout()
         return 141
+    finally:
+        if handles_signals:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush cannot fail again."""
+    # stdout may have no file descriptor (captured in tests); then there is nothing to flush.
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 if __name__ == "__main__":

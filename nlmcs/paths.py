@@ -10,12 +10,26 @@ the per-user data directory (`platformdirs`, e.g. ~/.local/share/nlmcs), never i
 from __future__ import annotations
 
 import os
+import re
 from importlib import resources
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
 
 SOURCE_DATA = Path(__file__).resolve().parents[1] / "data"
+
+_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+
+
+def validate_store_name(name: object, *, kind: str) -> str:
+    """Return `name` if it can name a folder of a store (a manual, a corpus): 1-100 letters,
+    digits, '.', '_' or '-', starting with a letter or digit, so never a path outside it."""
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name):
+        raise UserInputError(
+            f"bad {kind} name {name!r}: use 1-100 letters, digits, '.', '_' or '-', starting "
+            "with a letter or digit (no path separators)"
+        )
+    return name
 
 
 def shipped_dir() -> Path:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import signal
 import sys
 from pathlib import Path
 
 from nlmcs.commands.options import (
+    COUNT,
+    SEED,
     add_command,
     add_corpus_options,
     add_game_options,
@@ -24,6 +25,7 @@ from nlmcs.commands.options import (
     corpus_options,
     csv_ints,
     csv_names,
+    float_option,
     make_game,
 )
 from nlmcs.errors import UserInputError
@@ -53,12 +55,12 @@ def register(sub) -> None:
                    f"{','.join(DEFAULT_METHODS)})")
     g.add_argument("--manual", default="civ-guide", help="manual of the text methods "
                    "(random-text reads its twin NAME-random)")
-    g.add_argument("--games", type=int, help="paired games per method (more can be added later)")
-    g.add_argument("--steps", type=int, help="real steps per game")
+    g.add_argument("--games", type=COUNT, help="paired games per method (more can be added later)")
+    g.add_argument("--steps", type=COUNT, help="real steps per game")
     g.add_argument("--full-games", action="store_true",
                    help="play every game to its end (the turn limit, --max-turns)")
     g.add_argument("--opponent", default="builtin", help="builtin[:easy|normal|hard], random, ...")
-    g.add_argument("--seed", type=int, default=0, help="S: game i of every method uses a seed "
+    g.add_argument("--seed", type=SEED, default=0, help="S: game i of every method uses a seed "
                    "derived from (S, i)")
     g.add_argument("--out", type=Path, help="run folder (default: runs/PRESET or runs/ablation)")
     g.add_argument("--force-mix", action="store_true",
@@ -68,14 +70,14 @@ def register(sub) -> None:
     x.add_argument("--scheduler", default=os.environ.get("DASK_SCHEDULER_ADDRESS"),
                    help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 (default: "
                         "$DASK_SCHEDULER_ADDRESS)")  # fmt: skip
-    x.add_argument("--connect-timeout", type=float, default=5.0,
+    x.add_argument("--connect-timeout", type=float_option(above=0, high=3600), default=5.0,
                    help="seconds to wait for the scheduler")
     add_game_options(p)
     add_search_options(p)
     add_corpus_options(p)
     g.add_argument("--rollouts", help="roll-outs per real step; several (50,100,200) make one "
                    "arm per method and budget, named method@rollouts")
-    x.add_argument("--workers", type=int, help="local game processes (default: usable CPUs); "
+    x.add_argument("--workers", type=COUNT, help="local game processes (default: usable CPUs); "
                    "each game runs its roll-outs in one process")
     p.set_defaults(map=None, depth=None)
 
@@ -140,16 +142,10 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def run_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.ablation.runner import prepare_run
 
     spec, out = build_spec(args)
-    if args.workers is not None and args.workers < 1:
-        raise UserInputError(f"--workers must be at least 1, got {args.workers}")
     prepared = prepare_run(spec=spec, out=out, force_mix=args.force_mix)
     arms = [a.label for a in spec.arms()]
     wins = {a: [0, 0] for a in arms}
@@ -164,7 +160,6 @@ def run_cli(args: argparse.Namespace) -> int:
 
     from nlmcs.experiments.ablation.runner import WorkerLost, run_jobs
 
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         with contextlib.ExitStack() as stack:
             executor, window, where = stack.enter_context(_executor(args, len(prepared.jobs)))
@@ -191,15 +186,14 @@ def run_cli(args: argparse.Namespace) -> int:
     except WorkerLost as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     return _print_report(out, strict=True)
 
 
 @contextlib.contextmanager
 def _executor(args: argparse.Namespace, jobs: int):
     """(executor, games to keep in flight, where): the Dask cluster's, or a local pool's."""
-    from nlmcs.experiments.ablation.runner import dask_executor, local_pool
+    from nlmcs.experiments.ablation.runner import dask_executor
+    from nlmcs.experiments.pool import local_pool
 
     if args.scheduler:
         with dask_executor(args.scheduler, timeout=args.connect_timeout) as (executor, threads):

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nlmcs.commands.options import add_command, add_group
+from nlmcs.commands.options import COUNT, SEED, add_command, add_group, csv_ints, float_option
 from nlmcs.errors import UserInputError
+
+STATE_MAX_BYTES = 64_000_000
+"""A saved state of the largest map is a few MB; anything far larger is not one."""
 
 
 def register(sub) -> None:
@@ -17,15 +20,16 @@ def register(sub) -> None:
     p = add_command(inner, "record", help="record self-play games into a corpus",
                     example="nlmcs corpus record --games 200 --players builtin,builtin "
                             "--name civ-builtin --preset small", func=_record)
-    p.add_argument("--games", type=int, default=10, help="games to play (default 10)")
+    p.add_argument("--games", type=COUNT, default=10, help="games to play (default 10)")
     p.add_argument("--players", default="builtin,builtin",
                    help="comma-separated: builtin[:easy|normal|hard], random, greedy, search")
     p.add_argument("--method", help="search method for 'search' players (e.g. uct)")
-    p.add_argument("--rollouts", type=int, default=50, help="roll-outs per step for search players")
+    p.add_argument("--rollouts", type=COUNT, default=50,
+                   help="roll-outs per step for search players")
     p.add_argument("--name", required=True, help="corpus name (under data/corpora/)")
-    p.add_argument("--seed", type=int, default=0, help="game i is played with seed + i")
-    p.add_argument("--workers", type=int, default=2, help="parallel processes (default 2)")
-    p.add_argument("--max-turns", type=int, help="turn limit (default: the game's)")
+    p.add_argument("--seed", type=SEED, default=0, help="game i is played with seed + i")
+    p.add_argument("--workers", type=COUNT, default=2, help="parallel processes (default 2)")
+    p.add_argument("--max-turns", type=COUNT, help="turn limit (default: the game's)")
     p.add_argument("--preset", default="default", choices=("default", "small", "tiny"),
                    help="map preset: default 40x25, small 16x12, tiny 10x8")
     p.add_argument("--ruleset", default="classic", help="ruleset name or path")
@@ -62,11 +66,11 @@ def register(sub) -> None:
     p.add_argument("name", help="corpus name or directory")
     p.add_argument("--state", required=True, type=Path, help="a state as written by to_json()")
     p.add_argument("--agent", required=True, help="agent id, e.g. unit:3, city:1, civ:0")
-    p.add_argument("-k", type=int, default=10, help="pairs shown per action (default 10)")
-    p.add_argument("--pool", type=int, default=256, help="nearest corpus states pooled")
+    p.add_argument("-k", type=COUNT, default=10, help="pairs shown per action (default 10)")
+    p.add_argument("--pool", type=COUNT, default=256, help="nearest corpus states pooled")
     p.add_argument("--utility", choices=("one", "result"), default="one",
                    help="U = 1, or the recorded player's win (1) / loss (0)")
-    p.add_argument("--type-weight", type=float, default=0.0,
+    p.add_argument("--type-weight", type=float_option(low=0, high=1), default=0.0,
                    help="weight of same-action-type in the action similarity (0 = paper)")
     p.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
@@ -76,18 +80,17 @@ def register_bench(bench_sub) -> None:
                     example="nlmcs bench priors --sizes 10000,100000,1000000", func=_bench)
     p.add_argument("--sizes", default="10000,100000,1000000",
                    help="corpus sizes in decisions (synthetic, drawn from --seed)")
-    p.add_argument("--features", type=int, default=64, help="state vector width")
-    p.add_argument("--queries", type=int, default=200, help="prior calls timed per size")
+    p.add_argument("--features", type=COUNT, default=64, help="state vector width")
+    p.add_argument("--queries", type=COUNT, default=200, help="prior calls timed per size")
     p.add_argument("--index", default="exact,ivf", help="indexes to time: exact, ivf")
-    p.add_argument("--pool", type=int, default=256, help="nearest corpus states pooled")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--pool", type=COUNT, default=256, help="nearest corpus states pooled")
+    p.add_argument("--seed", type=SEED, default=0)
 
 
 def _record(args) -> int:
-    from tqdm import tqdm
-
-    from corpus.store import corpus_dir, ingest
-    from nlmcs.experiments.record import RecordConfig, check_players, record_games
+    from corpus.store import store_dir
+    from nlmcs.experiments.record import RecordConfig, check_players
+    from nlmcs.locking import store_lock
 
     config = RecordConfig(
         games=args.games, players=tuple(s.strip() for s in args.players.split(",") if s.strip()),
@@ -95,7 +98,22 @@ def _record(args) -> int:
         max_turns=args.max_turns, preset=args.preset,
         ruleset=args.ruleset, record_states=not args.no_states)
     check_players(config)
-    logs = corpus_dir(args.name) / "logs"
+    directory = store_dir(args.name)
+    # One recorder per corpus: a second waits, then finds the games recorded and plays none.
+    with store_lock(directory, what=f"corpus {args.name}"):
+        return _record_locked(args, config, directory)
+
+
+def _record_locked(args, config, directory: Path) -> int:
+    import sys
+
+    from tqdm import tqdm
+
+    from corpus.store import ingest
+    from nlmcs.experiments.record import record_games
+
+    logs = directory / "logs"
+    before = sum(1 for _ in logs.glob("game-*.jsonl")) if logs.is_dir() else 0
     bar = tqdm(total=config.games, unit="game", desc=f"recording {args.name}")
 
     def progress(done: int, total: int) -> None:
@@ -104,10 +122,18 @@ def _record(args) -> int:
 
     try:
         paths = record_games(out_dir=logs, config=config, progress=progress)
+    except KeyboardInterrupt:
+        bar.close()
+        played = sum(1 for _ in logs.glob("game-*.jsonl")) - before
+        print(f"interrupted: {played} finished game(s) kept in {logs}; re-run the same command "
+              "to play the rest and ingest them", file=sys.stderr)
+        raise
     finally:
         bar.close()
-    summary = ingest(paths, name=args.name)
-    print(f"recorded {len(paths)} games into {logs}")
+    summary = ingest(paths, name=directory)
+    reused = len(paths) - (sum(1 for _ in logs.glob("game-*.jsonl")) - before)
+    print(f"recorded {len(paths) - reused} new games into {logs}"
+          + (f" ({reused} were already recorded)" if reused else ""))
     print(f"corpus {args.name}: {summary.total_games} games, {summary.total_decisions} decisions "
           f"({summary.new_games} games new)")
     return 0
@@ -130,16 +156,22 @@ def _ingest(args) -> int:
 
 
 def _list(args) -> int:
+    from corpus.meta import check_stored
     from corpus.shipped import shipped_corpora
     from nlmcs.paths import corpora_dir
 
     stored = corpora_dir()
-    found = [("stored", p) for p in sorted(stored.iterdir()) if (p / "meta.json").is_file()] \
+    found = [("stored", p) for p in sorted(stored.iterdir())
+             if not p.name.startswith(".") and (p / "meta.json").is_file()] \
         if stored.is_dir() else []
     found += [("shipped", p) for p in shipped_corpora().values()]
     print(f"corpora in {stored} (and shipped with nlmcs):")
     for where, path in found:
-        meta = json.loads((path / "meta.json").read_text(encoding="utf-8"))
+        meta, problem = check_stored(path)  # every file checked against its sha256
+        if problem is not None:
+            print(f"  {path.name:<24} {where:<8} damaged: {problem}; ingest any of its logs "
+                  "again to rebuild it")
+            continue
         print(f"  {path.name:<24} {where:<8} {meta['counts']['games']:>6} games "
               f"{meta['counts']['decisions']:>9} decisions  ruleset {meta['ruleset']}")
     if not found:
@@ -203,13 +235,17 @@ def _query(args) -> int:
     from corpus.shipped import find_corpus_dir
     from corpus.similarity import SimilarityConfig
     from corpus.store import load_corpus
+    from nlmcs.files import check_input
     from nlmcs.games import make_game
 
+    check_input(args.state, what="state file", max_bytes=STATE_MAX_BYTES)
     corpus = load_corpus(find_corpus_dir(args.name))
     try:
         data = json.loads(args.state.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
         raise UserInputError(f"{args.state}: not a JSON state ({err})") from None
+    if not isinstance(data, dict):
+        raise UserInputError(f"{args.state}: not a JSON state (expected an object)")
     first = json.loads(corpus.games["config"].iloc[0] or "{}")
     game = make_game(corpus.meta["game"], **_config_kwargs(first))
     state = game.state_from_json(data)
@@ -250,11 +286,7 @@ def _bench(args) -> int:
     from corpus.similarity import SimilarityConfig
     from nlmcs.experiments.bench_priors import bench_priors
 
-    try:
-        sizes = tuple(int(s) for s in args.sizes.split(","))
-    except ValueError:
-        raise UserInputError(f"--sizes takes comma-separated integers, not {args.sizes!r}") \
-            from None
+    sizes = tuple(csv_ints(args.sizes, "sizes"))
     indexes = tuple(s.strip() for s in args.index.split(","))
     if not set(indexes) <= {"exact", "ivf"}:
         raise UserInputError(f"--index takes exact and/or ivf, not {args.index!r}")

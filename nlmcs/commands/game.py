@@ -1,7 +1,9 @@
 """`nlmcs game ...` (play, render, convert-ruleset, series) and `nlmcs bench engine`.
 
 Thin wrappers: each parses its options and calls a keyword-only function in `nlmcs.games` or
-`nlmcs.experiments`.
+`nlmcs.experiments`. Every file named on the command line is checked before the work starts:
+inputs must be regular files of a sane size (a FIFO would block, a huge file would be read into
+memory), outputs must be writable, so no game is played only to fail at its last step.
 """
 
 from __future__ import annotations
@@ -9,8 +11,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nlmcs.commands.options import add_command, add_group, positive
+from nlmcs.commands.options import COUNT, SEED, add_command, add_group, int_option
 from nlmcs.errors import UserInputError
+from nlmcs.files import check_input, check_output
+
+STATE_MAX_BYTES = 64_000_000
+"""A saved state of the largest map is a few MB; anything far larger is not one."""
+RULESET_MAX_BYTES = 16_000_000
 
 
 def register(sub) -> None:
@@ -24,8 +31,8 @@ def register(sub) -> None:
                     func=play_cli)
     p.add_argument("--players", default="builtin,random",
                    help="comma-separated players: builtin[:easy|normal|hard], random, greedy")
-    p.add_argument("--seed", type=int, default=0, help="map and game seed")
-    p.add_argument("--turns", type=int, default=100, help="turn limit")
+    p.add_argument("--seed", type=SEED, default=0, help="map and game seed")
+    p.add_argument("--turns", type=COUNT, default=100, help="turn limit")
     _map_options(p)
     p.add_argument("--render", choices=("none", "ascii"), default="none",
                    help="print the final map")
@@ -51,9 +58,9 @@ def register(sub) -> None:
                             "--out results/ai_vs_random.csv",
                     func=series_cli)
     m.add_argument("--players", default="builtin,random", help="two comma-separated players")
-    m.add_argument("--games", type=int, default=100, help="number of games (sides alternate)")
-    m.add_argument("--turns", type=int, default=100, help="turn limit per game")
-    m.add_argument("--seed", type=int, default=0, help="seed of the first game")
+    m.add_argument("--games", type=COUNT, default=100, help="number of games (sides alternate)")
+    m.add_argument("--turns", type=COUNT, default=100, help="turn limit per game")
+    m.add_argument("--seed", type=SEED, default=0, help="seed of the first game")
     m.add_argument("--out", type=Path, default=Path("results/ai_vs_random.csv"), help="CSV path")
     _map_options(m)
 
@@ -61,24 +68,31 @@ def register(sub) -> None:
 def register_bench(bench_sub) -> None:
     b = add_command(bench_sub, "engine", help="simulated turns per second of the civ engine",
                     example="nlmcs bench engine --rollouts 200", func=bench_cli)
-    b.add_argument("--rollouts", type=int, default=200, help="random roll-outs to time")
-    b.add_argument("--depth", type=int, default=20, help="turns per roll-out")
-    b.add_argument("--seed", type=int, default=0, help="seed of the mid-game position")
-    b.add_argument("--midgame-turns", type=int, default=50,
+    b.add_argument("--rollouts", type=COUNT, default=200, help="random roll-outs to time")
+    b.add_argument("--depth", type=COUNT, default=20, help="turns per roll-out")
+    b.add_argument("--seed", type=SEED, default=0, help="seed of the mid-game position")
+    b.add_argument("--midgame-turns", type=int_option(low=0), default=50,
                    help="turns of built-in AI play before timing")
     _map_options(b)
 
 
 def _map_options(p) -> None:
     p.add_argument("--map", default="default", help="map preset: default (40x25), small, tiny")
-    p.add_argument("--width", type=int, help="map width (overrides the preset)")
-    p.add_argument("--height", type=int, help="map height (overrides the preset)")
+    p.add_argument("--width", type=COUNT, help="map width (overrides the preset)")
+    p.add_argument("--height", type=COUNT, help="map height (overrides the preset)")
     p.add_argument("--ruleset", default="classic", help="ruleset name or JSON path")
+
+
+def _check_ruleset(name: str | None) -> None:
+    """A ruleset given as a path is checked like any input file (the engine reads it whole)."""
+    if name is not None and ("/" in name or name.endswith(".json")):
+        check_input(Path(name), what="ruleset file", max_bytes=RULESET_MAX_BYTES)
 
 
 def _config(args, turns: int | None = None):
     from nlmcs.games.civ import CivConfig
 
+    _check_ruleset(args.ruleset)
     overrides = {"ruleset": args.ruleset}
     if args.width is not None:
         overrides["width"] = args.width
@@ -94,7 +108,9 @@ def play_cli(args) -> int:
     from nlmcs.games.record import CorpusRecorder
     from nlmcs.games.runner import play_game
 
-    positive("turns", args.turns)
+    for out in (args.save_log, args.save_state):
+        if out is not None:
+            check_output(out, make_parent=True)
     specs = [x.strip() for x in args.players.split(",") if x.strip()]
     game = CivGame(_config(args, args.turns))
     if len(specs) != game.num_players:
@@ -117,30 +133,31 @@ def play_cli(args) -> int:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    import os
-    import tempfile
+    from nlmcs.files import write_atomic
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh)
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(data, allow_nan=False))
 
 
 def load_state_file(path: Path, ruleset: str | None = None):
     """Read a state JSON file into a state of a matching game; bad files raise UserInputError."""
     from nlmcs.games.civ import CivConfig, CivGame
 
+    check_input(path, what="state file", max_bytes=STATE_MAX_BYTES)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except UnicodeDecodeError as err:
         raise UserInputError(f"{path}: not UTF-8 text") from err
     except json.JSONDecodeError as err:
         raise UserInputError(f"{path}: not valid JSON (line {err.lineno}: {err.msg})") from err
+    except RecursionError:
+        raise UserInputError(f"{path}: not a state (JSON nested too deeply)") from None
     if not isinstance(data, dict):
         raise UserInputError(f"{path}: expected a JSON object")
     name = ruleset or data.get("ruleset") or "classic"
-    game = CivGame(CivConfig(ruleset=str(name)))
+    if not isinstance(name, str):
+        raise UserInputError(f"{path}: field 'ruleset' must be a ruleset name")
+    _check_ruleset(name)
+    game = CivGame(CivConfig(ruleset=name))
     try:
         return game.state_from_json(data)
     except UserInputError as err:
@@ -148,6 +165,8 @@ def load_state_file(path: Path, ruleset: str | None = None):
 
 
 def render_cli(args) -> int:
+    if args.png:
+        check_output(args.png, what="PNG file")
     state = load_state_file(args.state, args.ruleset)
     if args.png:
         from nlmcs.games.civ.render_png import render_png
@@ -162,6 +181,7 @@ def render_cli(args) -> int:
 def convert_cli(args) -> int:
     from nlmcs.games.civ.convert import convert_freeciv_ruleset, write_ruleset
 
+    check_output(args.out, what="ruleset file", make_parent=True)
     data = convert_freeciv_ruleset(args.directory, name=args.name)
     write_ruleset(data, args.out)
     print(f"wrote {args.out}: {len(data['terrains'])} terrains, {len(data['units'])} units, "
@@ -176,8 +196,7 @@ def series_cli(args) -> int:
     specs = tuple(x.strip() for x in args.players.split(",") if x.strip())
     if len(specs) != 2 or specs[0] == specs[1]:
         raise UserInputError(f"--players needs two different players, got {args.players!r}")
-    positive("games", args.games)
-    positive("turns", args.turns)
+    check_output(args.out, what="CSV file", make_parent=True)
     summary = play_matches(game=CivGame(_config(args, args.turns)), players=specs,
                            games=args.games, turns=args.turns, seed=args.seed, out=args.out)
     for name in specs:
@@ -192,8 +211,6 @@ def bench_cli(args) -> int:
     from nlmcs.experiments.bench_engine import bench_engine
     from nlmcs.games.civ import CivGame
 
-    positive("rollouts", args.rollouts)
-    positive("depth", args.depth)
     figures = bench_engine(game=CivGame(_config(args)), rollouts=args.rollouts,
                            depth=args.depth, seed=args.seed, midgame_turns=args.midgame_turns)
     width = max(len(k) for k in figures)

@@ -9,7 +9,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from nlmcs.commands.options import add_command, add_group
+from nlmcs.commands.options import (
+    COUNT,
+    SEED,
+    add_command,
+    add_group,
+    float_option,
+    int_option,
+)
 from nlmcs.errors import UserInputError
 
 FORMATS = ("auto", "text", "markdown", "html", "freeciv")
@@ -36,7 +43,8 @@ def register(sub) -> None:
     )
     ingest.add_argument("--force", action="store_true", help="parse again even if unchanged")
     ingest.add_argument(
-        "--max-mb", type=float, default=64.0, help="refuse sources larger than this (default 64)"
+        "--max-mb", type=float_option(above=0, high=1e6), default=64.0,
+        help="refuse sources larger than this (default 64)",
     )
 
     shuffle = add_command(
@@ -47,7 +55,7 @@ def register(sub) -> None:
         func=_shuffle,
     )
     shuffle.add_argument("name", help="stored manual name (or artifact directory)")
-    shuffle.add_argument("--seed", type=int, default=0, help="permutation seed (default 0)")
+    shuffle.add_argument("--seed", type=SEED, default=0, help="permutation seed (default 0)")
 
     show = add_command(
         actions,
@@ -57,9 +65,10 @@ def register(sub) -> None:
         func=_show,
     )
     show.add_argument("name", help="stored manual name (or artifact directory)")
-    show.add_argument("--sentence", type=int, metavar="I", help="show sentence number I")
+    show.add_argument("--sentence", type=int_option(low=0), metavar="I",
+                      help="show sentence number I")
     show.add_argument("--grep", metavar="WORD", help="show sentences containing WORD (or its stem)")
-    show.add_argument("--limit", type=int, default=5, help="most sentences to show (default 5)")
+    show.add_argument("--limit", type=COUNT, default=5, help="most sentences to show (default 5)")
 
     add_command(
         actions,
@@ -78,7 +87,8 @@ def register_bench(bench_sub) -> None:
         example="nlmcs bench manual --sentences 2000",
         func=_bench,
     )
-    bench.add_argument("--sentences", type=int, default=2000, help="target size (default 2000)")
+    bench.add_argument("--sentences", type=int_option(low=1, high=1_000_000), default=2000,
+                       help="target size (default 2000)")
     bench.add_argument(
         "--source", type=Path, help="manual to build the text from (default: shipped civ-guide.md)"
     )
@@ -88,8 +98,6 @@ def _ingest(args: argparse.Namespace) -> int:
     from manual_pipeline.ingest import ingest
     from manual_pipeline.report import format_summary
 
-    if not args.max_mb > 0:
-        raise UserInputError(f"--max-mb must be positive, got {args.max_mb}")
     result = ingest(
         args.path,
         name=args.name,
@@ -123,8 +131,6 @@ def _show(args: argparse.Namespace) -> int:
     from manual_pipeline.report import format_sentence, select_sentences
     from manual_pipeline.store import load_manual
 
-    if args.limit < 1:
-        raise UserInputError(f"--limit must be at least 1, got {args.limit}")
     manual = load_manual(args.name)
     ids = select_sentences(manual, sentence=args.sentence, grep=args.grep, limit=args.limit)
     if args.sentence is not None and not ids:
@@ -155,8 +161,6 @@ def _bench(args: argparse.Namespace) -> int:
     from manual_pipeline.report import format_table
     from nlmcs.experiments.bench_manual import bench_manual
 
-    if args.sentences < 1:
-        raise UserInputError(f"--sentences must be at least 1, got {args.sentences}")
     result = bench_manual(source=args.source, sentences=args.sentences)
     print(format_table(("measure", "value"), result.rows()))
     return 0

@@ -46,6 +46,61 @@ def finite(name: str, value: float, *, low: float | None = None) -> float:
     return value
 
 
+def int_option(*, low: int | None = None, high: int | None = None):
+    """An argparse `type=` for an integer in [low, high]; a bad value is a one-line usage error
+    naming the option (argparse adds "argument --name:")."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"must be {_range(low, high)}, got {value}")
+        return value
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def float_option(*, low: float | None = None, high: float | None = None,
+                 above: float | None = None):
+    """An argparse `type=` for a finite number in [low, high] (or above `above`, exclusive)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        bad = (not math.isfinite(value) or (low is not None and value < low)
+               or (high is not None and value > high) or (above is not None and value <= above))
+        if bad:
+            what = f"greater than {above:g}" if above is not None else _range(low, high)
+            raise argparse.ArgumentTypeError(f"must be a finite number {what}, got {text}")
+        return value
+
+    parse.__name__ = "number"
+    return parse
+
+
+def _range(low, high) -> str:
+    def show(x) -> str:
+        return f"{x:g}" if isinstance(x, float) else str(x)
+
+    if low is not None and high is not None:
+        return f"between {show(low)} and {show(high)}"
+    if low is not None:
+        return f"at least {show(low)}"
+    return f"at most {show(high)}" if high is not None else "any value"
+
+
+SEED = int_option(low=0, high=2**32 - 1)
+"""Seeds are non-negative (numpy's SeedSequence refuses negative ones) and fit 32 bits, so that
+seed + i of every game of a run fits the 64-bit columns of stores and results."""
+COUNT = int_option(low=1)
+"""Counts of games, steps, roll-outs, workers, results shown: at least 1."""
+
+
 def csv_ints(text: str, what: str) -> list[int]:
     try:
         out = [int(x) for x in text.split(",") if x.strip()]
@@ -64,7 +119,8 @@ def csv_names(text: str) -> list[str]:
 def add_game_options(p) -> None:
     p.add_argument("--game", default="civ", help="game name")
     p.add_argument("--map", default="default", help="map preset: default (40x25), small, tiny")
-    p.add_argument("--max-turns", type=int, default=None, help="game turn limit (default: game's)")
+    p.add_argument("--max-turns", type=COUNT, default=None,
+                   help="game turn limit (default: game's)")
 
 
 def make_game(args):
@@ -72,7 +128,7 @@ def make_game(args):
 
     kwargs = {"preset": args.map} if args.game == "civ" else {}
     if args.max_turns is not None:
-        kwargs["max_turns"] = positive("max-turns", args.max_turns)
+        kwargs["max_turns"] = args.max_turns
     return by_name(args.game, **kwargs)
 
 
@@ -165,7 +221,22 @@ def configs(args):
         raise UserInputError(f"--prior-floor must be in [0, 1], got {scfg.prior_floor}")
     if scfg.prior_visits < 0:
         raise UserInputError(f"--prior-visits must be at least 0, got {scfg.prior_visits}")
+    _check_bounds(mcfg)
     return scfg, mcfg
+
+
+MODEL_BOUNDS = {"alpha": 1.0, "hidden_alpha": 1.0, "l2": 1.0, "hidden_l2": 1.0,
+                "prior_overlap": 100.0, "prior_match": 100.0}
+"""Largest magnitude of each real-valued model option: beyond them the weights overflow within
+a few updates and every Q value becomes NaN (the defaults are 1e-4, 0.01 and 0)."""
+
+
+def _check_bounds(mcfg) -> None:
+    for name, bound in MODEL_BOUNDS.items():
+        value = getattr(mcfg, name)
+        if value is not None and abs(value) > bound:
+            raise UserInputError(f"--{name.replace('_', '-')} must be at most {bound:g} in "
+                                 f"magnitude, got {value}")
 
 
 def _given(args, names: tuple[str, ...]) -> dict:

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 
 from nlmcs.commands.options import (
+    COUNT,
+    SEED,
     add_command,
     add_corpus_options,
     add_game_options,
@@ -17,9 +18,9 @@ from nlmcs.commands.options import (
     csv_ints,
     csv_names,
     make_game,
-    positive,
 )
 from nlmcs.errors import UserInputError
+from nlmcs.files import check_output
 
 # The method table is light to import (no model, no corpus); help texts list its names.
 from nlmcs.search.methods import PAPER_METHODS, get_method, method_names
@@ -39,8 +40,8 @@ def register(sub) -> None:
                    help="stored manual name or directory (the shipped civ-guide is built on "
                         "first use); random-text reads NAME-random")  # fmt: skip
     p.add_argument("--opponent", default="builtin", help="builtin[:easy|normal|hard], random, ...")
-    p.add_argument("--seed", type=int, default=0, help="map, game and search seed")
-    p.add_argument("--steps", type=int, default=100, help="real steps (turns) to play at most")
+    p.add_argument("--seed", type=SEED, default=0, help="map, game and search seed")
+    p.add_argument("--steps", type=COUNT, default=100, help="real steps (turns) to play at most")
     p.add_argument("--log-decisions", type=Path, help="write every decision record (JSON lines)")
     p.add_argument("--log-states", action="store_true",
                    help="the decision log also holds a game header, each step's state and the "
@@ -67,37 +68,22 @@ def register_bench(bench_sub) -> None:
     b.add_argument("--workers", default="1,2", help="comma-separated worker counts")
     b.add_argument("--backends", default="numba,numpy",
                    help="value-network arithmetic to time: numba (compiled), numpy (reference)")
-    b.add_argument("--depth", type=int, default=20, help="simulated steps per roll-out")
-    b.add_argument("--seed", type=int, default=0, help="seed of the position")
+    b.add_argument("--depth", type=COUNT, default=20, help="simulated steps per roll-out")
+    b.add_argument("--seed", type=SEED, default=0, help="seed of the position")
     b.add_argument("--manual", default="civ-guide", help="stored manual name")
     b.add_argument("--opponent", default="builtin", help="opponent policy inside roll-outs")
     add_game_options(b)
     add_corpus_options(b)
 
 
-def _check_seed(seed: int) -> int:
-    if seed < 0:
-        raise UserInputError(f"--seed must be 0 or more, got {seed}")
-    return seed
-
-
 def _check_writable(path: Path | None) -> None:
     """Refuse an output path that cannot be written, before any game is played."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise UserInputError(f"{path}: is a directory; give a file name")
-    parent = path.parent
-    if not parent.is_dir():
-        raise UserInputError(f"{path}: folder {parent} does not exist")
-    if not os.access(parent, os.W_OK):
-        raise UserInputError(f"{path}: folder {parent} is not writable")
+    if path is not None:
+        check_output(path)
 
 
 def play_cli(args: argparse.Namespace) -> int:
     method = get_method(args.method)
-    positive("steps", args.steps)
-    _check_seed(args.seed)
     _check_writable(args.log_decisions)
     _check_writable(args.report)
     if args.report is not None and method.reads == "nothing":
@@ -169,7 +155,6 @@ def bench_cli(args: argparse.Namespace) -> int:
     methods = csv_names(args.methods)
     for m in methods:
         get_method(m)
-    positive("depth", args.depth)
     game = make_game(args)
     rollouts = csv_ints(args.rollouts, "rollouts")
     workers = csv_ints(args.workers, "workers")
@@ -191,7 +176,7 @@ def bench_cli(args: argparse.Namespace) -> int:
 
     bench_search(game=game, methods=methods, rollouts=rollouts, workers=workers,
                  backends=sorted(backends, reverse=True), depth=args.depth,
-                 seed=_check_seed(args.seed), manual=args.manual, corpus=corpus_options(args),
+                 seed=args.seed, manual=args.manual, corpus=corpus_options(args),
                  opponent=args.opponent, on_row=on_row)  # fmt: skip
     print("x ref: the numpy reference's seconds over these; release: the 2011 C++ release on "
           "two cores (text and linear, depth 20)")

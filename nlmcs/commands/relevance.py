@@ -13,15 +13,20 @@ import sys
 from pathlib import Path
 
 from nlmcs.commands.options import (
+    COUNT,
+    SEED,
     add_command,
     add_game_options,
     add_group,
     add_search_options,
     configs,
+    int_option,
     make_game,
-    positive,
 )
 from nlmcs.errors import UserInputError
+from nlmcs.files import check_input, check_output
+
+DECOY_MAX_BYTES = 64_000_000
 
 
 def register(sub) -> None:
@@ -35,10 +40,10 @@ def register(sub) -> None:
                          "probabilities and the sampled sentence with its words marked",
                     example="nlmcs relevance show decisions.jsonl --step 3 --agent settlers -k 5")
     s.add_argument("log", type=Path, help="decision log of `nlmcs play --log-decisions`")
-    s.add_argument("--step", type=int, help="only this real step")
+    s.add_argument("--step", type=int_option(low=0), help="only this real step")
     s.add_argument("--agent", help="only this agent: an id (unit:3, city:7, civ:0) or a kind "
                    "(settlers, city, civilization)")
-    s.add_argument("-k", type=int, default=5, help="top sentences per decision")
+    s.add_argument("-k", type=COUNT, default=5, help="top sentences per decision")
     s.add_argument("--manual", help="check the log was written reading this stored manual")
     s.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                    help="colour action and state words (auto: when stdout is a terminal and "
@@ -53,8 +58,8 @@ def register(sub) -> None:
     r.add_argument("log", type=Path, help="decision log (with --log-states for maps)")
     r.add_argument("--html", type=Path, required=True, help="the page to write")
     r.add_argument("--compare", type=Path, help="a second log shown side by side")
-    r.add_argument("-k", type=int, default=5, help="top sentences per decision")
-    r.add_argument("--map-every", type=int, default=1, help="draw the map every N steps")
+    r.add_argument("-k", type=COUNT, default=5, help="top sentences per decision")
+    r.add_argument("--map-every", type=COUNT, default=1, help="draw the map every N steps")
     r.add_argument("--manual", help="check the logs were written reading this stored manual")
 
     a = add_command(actions, "accuracy", func=accuracy_cli,
@@ -66,9 +71,9 @@ def register(sub) -> None:
     a.add_argument("--decoys", type=Path, help="unrelated text (.txt, .md, .html; default: the "
                    "shipped data/decoys/unrelated.txt)")
     a.add_argument("--method", default="text", help="text, relevance-only or random-text")
-    a.add_argument("--games", type=int, default=10, help="games (seeds S, S+1, ...)")
-    a.add_argument("--steps", type=int, default=50, help="real steps per game")
-    a.add_argument("--seed", type=int, default=0, help="S: seed of the first game")
+    a.add_argument("--games", type=COUNT, default=10, help="games (seeds S, S+1, ...)")
+    a.add_argument("--steps", type=COUNT, default=50, help="real steps per game")
+    a.add_argument("--seed", type=SEED, default=0, help="S: seed of the first game")
     a.add_argument("--opponent", default="builtin", help="builtin[:easy|normal|hard], random")
     a.add_argument("--out", type=Path, required=True, help="folder for the CSV, PNG, summary "
                    "and the games' decision logs")
@@ -98,7 +103,6 @@ def _log(path: Path, manual: str | None):
 def show_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.relevance.views import select, show_lines
 
-    positive("k", args.k)
     log = _log(args.log, args.manual)
     records = select(log, step=args.step, agent=args.agent)
     colour = args.color == "always" or (args.color == "auto" and sys.stdout.isatty()
@@ -111,9 +115,7 @@ def show_cli(args: argparse.Namespace) -> int:
 def report_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.relevance.report import write_report
 
-    positive("k", args.k)
-    positive("map-every", args.map_every)
-    _check_output(args.html)
+    check_output(args.html, what="HTML file")
     logs = [_log(args.log, args.manual)]
     if args.compare is not None:
         logs.append(_log(args.compare, args.manual))
@@ -130,15 +132,10 @@ def accuracy_cli(args: argparse.Namespace) -> int:
     if get_method(args.method).reads == "nothing":
         raise UserInputError(f"--method {args.method} reads no text; choose text, "
                              "relevance-only or random-text")
-    positive("games", args.games)
-    positive("steps", args.steps)
-    if args.seed < 0:
-        raise UserInputError(f"--seed must be 0 or more, got {args.seed}")
     if args.out.exists() and not args.out.is_dir():
         raise UserInputError(f"{args.out}: exists and is not a folder")
     decoys = args.decoys or shipped_decoys()
-    if not decoys.is_file():
-        raise UserInputError(f"{decoys}: no such file")
+    check_input(decoys, what="decoy text", max_bytes=DECOY_MAX_BYTES)
     game = make_game(args)
     scfg, mcfg = configs(args)
 
@@ -168,11 +165,3 @@ def accuracy_cli(args: argparse.Namespace) -> int:
 def _pct(value) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
-
-def _check_output(path: Path) -> None:
-    if path.is_dir():
-        raise UserInputError(f"{path}: is a directory; give a file name")
-    if not path.parent.is_dir():
-        raise UserInputError(f"{path}: folder {path.parent} does not exist")
-    if not os.access(path.parent, os.W_OK):
-        raise UserInputError(f"{path}: folder {path.parent} is not writable")

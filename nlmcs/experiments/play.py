@@ -7,8 +7,6 @@ corpus is reported before anything runs), `play` plays the game.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -16,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from nlmcs.experiments.relevance.log import END, GAME, LOG_FORMAT, STATE
+from nlmcs.files import AtomicFile
 from nlmcs.games.base import Game
 from nlmcs.games.base import step as play_step
 from nlmcs.model.config import ModelConfig
@@ -66,7 +65,9 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
 
     With `log_path`, every decision record (per agent: candidate actions with Q, candidate
     sentences with probabilities, the sampled sentence and its word labels) goes to a
-    JSON-lines file that appears (atomically) when the game ends or is interrupted. With
+    JSON-lines file that appears (atomically, with ordinary permissions) when the game ends or
+    is interrupted (Ctrl-C, or SIGTERM through the CLI); records are strict JSON (a NaN is a
+    bug, raised rather than written as a bare `NaN`). With
     `log_states` the log also holds a game record first (with `log_header`'s fields, e.g. the
     manual and configurations), each step's state before its decisions, the final state and
     the result (`nlmcs.experiments.relevance.log` describes them).
@@ -75,27 +76,26 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
     state = game.new_initial_state(seed)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
     result = PlayResult(method, seed, 0, None, False, [])
-    tmp = log = None
+    out = log = None
     if log_path is not None:
-        log_path = Path(log_path)
-        fd, tmp = tempfile.mkstemp(prefix=f".{log_path.name}.", dir=log_path.parent or ".")
-        log = os.fdopen(fd, "w")
+        out = AtomicFile(log_path)
+        log = out.file
     snapshots = log is not None and log_states
     if snapshots:
-        log.write(json.dumps(_game_record(game, method=method, opponent=opponent, seed=seed,
-                                          steps=steps, extra=log_header)) + "\n")
+        log.write(_line(_game_record(game, method=method, opponent=opponent, seed=seed,
+                                     steps=steps, extra=log_header)))
     try:
         for t in range(steps):
             if state.is_terminal():
                 break
             if snapshots:
-                log.write(json.dumps(_state_record(state, t)) + "\n")
+                log.write(_line(_state_record(state, t)))
             move = planner.choose(state, 0, rng)
             stats = dict(planner.last_stats)
             result.seconds_per_step.append(stats.get("seconds", 0.0))
             if log is not None:
                 for rec in planner.last_log:
-                    log.write(json.dumps(rec) + "\n")
+                    log.write(_line(rec))
             play_step(state, 0, move, opponents, rng)
             result.steps = t + 1
             if on_step is not None:
@@ -104,14 +104,18 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
         result.winner = state.winner()
         result.scores = [float(state.score(p)) for p in range(state.num_players)]
         if snapshots:
-            log.write(json.dumps({**_state_record(state, result.steps), "final": True}) + "\n")
-            log.write(json.dumps({"record": END, **result.summary()}) + "\n")
+            log.write(_line({**_state_record(state, result.steps), "final": True}))
+            log.write(_line({"record": END, **result.summary()}))
     finally:
         planner.close()
-        if log is not None:
-            log.close()
-            os.replace(tmp, log_path)
+        if out is not None:
+            out.commit()  # the steps played so far are kept, whatever ended the game
     return result
+
+
+def _line(record: Mapping) -> str:
+    """One JSON line; NaN and infinities are refused, since they are not JSON."""
+    return json.dumps(record, allow_nan=False) + "\n"
 
 
 def _game_record(game: Game, *, method: str, opponent: str, seed: int, steps: int,

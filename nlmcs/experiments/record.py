@@ -2,19 +2,23 @@
 
 Each game is played by `nlmcs.games.runner.play_game` with a `CorpusRecorder` hook writing the
 nlmcs-corpus/1 log. A game's file appears only once the game is complete (the recorder writes
-atomically), so an interrupted run resumes by skipping the seeds whose log already exists.
+atomically), so an interrupted run resumes by skipping the seeds whose log already exists; a log
+recorded with other players or another map is not taken for one of this run's games but refused.
+Workers (`nlmcs.experiments.pool`) stop with the command, however it ends.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
-from nlmcs.search.workers import pin_threads
+from nlmcs.experiments.pool import local_pool
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +79,42 @@ def _policy(game, spec: str, config: RecordConfig, seed: int):
     return PlannerPolicy(planner, f"search:{config.method}")
 
 
+def expected_header(config: RecordConfig) -> tuple[dict, list[str]]:
+    """(game config, player names) that the header of every log of this run carries."""
+    game = make_civ(config)
+    names = [f"search:{config.method}" if spec.split(":", 1)[0] == "search"
+             else game.policy(spec).name for spec in config.players]
+    return json.loads(json.dumps(game.config.to_dict())), names
+
+
+def check_existing(path: Path, expected: tuple[dict, list[str]]) -> None:
+    """Refuse to reuse a log (found by its seed) that another configuration recorded."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            header = json.loads(fh.readline())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise UserInputError(f"{path}: unreadable recorded game ({err}); delete it to record "
+                             "that seed again") from None
+    game_config, names = expected
+    if not isinstance(header, dict):
+        raise UserInputError(f"{path}: not a recorded game; delete it to record that seed again")
+    old_names = [p.get("name") for p in header.get("players", []) if isinstance(p, dict)]
+    differences = []
+    if old_names != names:
+        differences.append(f"players {','.join(map(str, old_names))} (now {','.join(names)})")
+    old_config = header.get("config")
+    if old_config != game_config and isinstance(old_config, dict):
+        changed = sorted(k for k in {*old_config, *game_config}
+                         if old_config.get(k) != game_config.get(k))
+        differences += [f"{k} {old_config.get(k)!r} (now {game_config.get(k)!r})"
+                        for k in changed]
+    elif not isinstance(old_config, dict):
+        differences.append("no game configuration")
+    if differences:
+        raise UserInputError(f"{path}: this corpus's games were recorded with "
+                             f"{'; '.join(differences)}; record into another --name")
+
+
 def _play_one(config: RecordConfig, seed: int, path: str) -> str:
     """Worker: play one game and write its log; returns the path."""
     from nlmcs.games.record import CorpusRecorder
@@ -89,12 +129,17 @@ def _play_one(config: RecordConfig, seed: int, path: str) -> str:
 
 def record_games(*, out_dir: Path, config: RecordConfig,
                  progress: Callable[[int, int], None] | None = None) -> list[Path]:
-    """Play `config.games` games into `out_dir/game-<seed>.jsonl`; skips logs already there."""
+    """Play `config.games` games into `out_dir/game-<seed>.jsonl`; skips logs already there
+    (after checking that this configuration recorded them)."""
     check_players(config)
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = [config.seed + i for i in range(config.games)]
     paths = {s: out_dir / f"game-{s:07d}.jsonl" for s in seeds}
     todo = [s for s in seeds if not paths[s].exists()]
+    expected = expected_header(config)
+    for s in seeds:
+        if s not in todo:
+            check_existing(paths[s], expected)
     done = len(seeds) - len(todo)
     if done:
         log.info("%d of %d games already recorded in %s", done, len(seeds), out_dir)
@@ -106,12 +151,17 @@ def record_games(*, out_dir: Path, config: RecordConfig,
             done += 1
             if progress:
                 progress(done, len(seeds))
-    else:
-        with ProcessPoolExecutor(max_workers=config.workers, initializer=pin_threads) as pool:
+    elif todo:
+        with local_pool(min(config.workers, len(todo))) as pool:
             futures = [pool.submit(_play_one, config, s, str(paths[s])) for s in todo]
-            for future in as_completed(futures):
-                future.result()
-                done += 1
-                if progress:
-                    progress(done, len(seeds))
+            try:
+                for future in as_completed(futures):
+                    future.result()
+                    done += 1
+                    if progress:
+                        progress(done, len(seeds))
+            except BrokenProcessPool:
+                raise UserInputError(f"a worker process died (killed, or out of memory); the "
+                                     f"{done} finished games are kept in {out_dir}; re-run the "
+                                     "same command to play the rest") from None
     return [paths[s] for s in seeds]

@@ -1,21 +1,24 @@
 """Series of games between two scripted players, one CSV row per game.
 
 `play_matches` alternates sides every game (so neither player always moves first or keeps the
-same start) and writes the CSV atomically at the end. Library side of `nlmcs game series`.
+same start) and rewrites the CSV atomically after every game, so an interrupt or a kill keeps
+every finished game. Library side of `nlmcs game series`.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import logging
 import math
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from nlmcs.files import write_atomic
 from nlmcs.games.base import Game
 from nlmcs.games.runner import play_game
+
+notice = logging.getLogger("nlmcs.notice")
 
 CSV_FIELDS = ("game", "seed", "player0", "player1", "winner", "winner_name", "turns", "score0",
               "score1", "cities0", "cities1", "units0", "units1")
@@ -37,37 +40,50 @@ class MatchSummary:
 def play_matches(*, game: Game, players: tuple[str, str], games: int, turns: int,
                  seed: int = 0, out: str | Path | None = None, progress=None) -> MatchSummary:
     """Game k is played from seed + k with sides swapped on odd k."""
-    rows = []
+    rows: list[dict] = []
     wins = {players[0]: 0, players[1]: 0}
     draws = 0
-    for k in range(games):
-        order = players if k % 2 == 0 else (players[1], players[0])
-        pols = {0: game.policy(order[0]), 1: game.policy(order[1])}
-        r = play_game(game, pols, seed=seed + k, max_turns=turns)
-        name = order[r.winner] if r.winner is not None else ""
-        if name:
-            wins[name] += 1
-        else:
-            draws += 1
-        count = {f"{key}{p}": int(r.stats[p].get(key, 0)) for p in (0, 1)
-                 for key in ("cities", "units")}
-        rows.append({
-            "game": k, "seed": seed + k, "player0": order[0], "player1": order[1],
-            "winner": "" if r.winner is None else r.winner, "winner_name": name, "turns": r.turns,
-            "score0": round(r.scores[0], 2), "score1": round(r.scores[1], 2), **count,
-        })  # fmt: skip
-        if progress is not None:
-            progress(k + 1, games)
-    path = None
-    if out is not None:
-        path = Path(out)
-        buf = io.StringIO()
-        writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS)
-        writer.writeheader()
-        writer.writerows(rows)
+    path = Path(out) if out is not None else None
+    if path is not None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
-            fh.write(buf.getvalue())
-        os.replace(tmp, path)
+    try:
+        for k in range(games):
+            draws += _play_one(game, players, k, seed, turns, rows, wins)
+            if path is not None:
+                _write_csv(path, rows)
+            if progress is not None:
+                progress(k + 1, games)
+    except KeyboardInterrupt:
+        if path is not None:
+            _write_csv(path, rows)  # the interrupt may have landed while the last row was written
+            notice.info("interrupted after %d of %d games; their rows are in %s", len(rows),
+                        games, path)
+        raise
     return MatchSummary(games=games, wins=wins, draws=draws, csv_path=path)
+
+
+def _play_one(game: Game, players: tuple[str, str], k: int, seed: int, turns: int,
+              rows: list[dict], wins: dict[str, int]) -> int:
+    """Play game k, add its row and its winner's win; returns 1 for a draw, else 0."""
+    order = players if k % 2 == 0 else (players[1], players[0])
+    pols = {0: game.policy(order[0]), 1: game.policy(order[1])}
+    r = play_game(game, pols, seed=seed + k, max_turns=turns)
+    name = order[r.winner] if r.winner is not None else ""
+    if name:
+        wins[name] += 1
+    count = {f"{key}{p}": int(r.stats[p].get(key, 0)) for p in (0, 1)
+             for key in ("cities", "units")}
+    rows.append({
+        "game": k, "seed": seed + k, "player0": order[0], "player1": order[1],
+        "winner": "" if r.winner is None else r.winner, "winner_name": name, "turns": r.turns,
+        "score0": round(r.scores[0], 2), "score1": round(r.scores[1], 2), **count,
+    })  # fmt: skip
+    return 0 if name else 1
+
+
+def _write_csv(path: Path, rows: list[dict]) -> None:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_FIELDS)
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(path, buf.getvalue())

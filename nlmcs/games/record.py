@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 import uuid
 from pathlib import Path
 
 import numpy as np
 
+from nlmcs.files import write_atomic
 from nlmcs.games.base import Action, AgentId, Game, State
 
 FORMAT = "nlmcs-corpus/1"
@@ -94,9 +94,5 @@ class CorpusRecorder:
                 fh.flush()
                 os.fsync(fh.fileno())
         else:
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.chmod(tmp, 0o644)  # mkstemp makes 0600; a log is an ordinary user file
-            os.replace(tmp, self.path)
+            write_atomic(self.path, text)
         self.games_written += 1

@@ -4,14 +4,21 @@ Replicas stay identical because every one applies the same updates in the same (
 order: a batch's results come back to the parent, which applies them to its own copy and sends
 them to every worker together with the next batch. Each worker pins torch and BLAS to one thread;
 parallelism is over processes.
+
+Every worker process of the project (these, and the game pools of `nlmcs.experiments.pool`) is
+set up by `worker_setup`: Ctrl-C reaches the whole process group, but only the parent decides
+what to keep, so a worker ignores it; SIGTERM kills a worker quietly; and a worker dies with its
+parent, so a `kill -9` of the command leaves none running.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing as mp
 import os
 import pickle
+import signal
 import sys
 from typing import TYPE_CHECKING
 
@@ -57,8 +64,28 @@ def pin_threads() -> None:
         torch.set_num_threads(1)
 
 
-def _worker(conn, core_bytes: bytes) -> None:
+_PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent(parent_pid: int) -> None:
+    """Have the kernel send SIGKILL to this process when its parent exits (Linux only)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    if os.getppid() != parent_pid:  # the parent died before the request took effect
+        os._exit(1)
+
+
+def worker_setup(parent_pid: int) -> None:
+    """First thing in a worker process: one thread, Ctrl-C left to the parent, SIGTERM fatal
+    and quiet, death with the parent."""
     pin_threads()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent(parent_pid)
+
+
+def _worker(conn, core_bytes: bytes, parent_pid: int) -> None:
+    worker_setup(parent_pid)
     core = pickle.loads(core_bytes)
     core.warm_up()
     conn.send("ready")
@@ -91,7 +118,7 @@ class ProcessExecutor:
         blob = pickle.dumps(core)
         for _ in range(workers):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, blob), daemon=True)
+            proc = ctx.Process(target=_worker, args=(child, blob, os.getpid()), daemon=True)
             proc.start()
             child.close()
             self.conns.append(parent)

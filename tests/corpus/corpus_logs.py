@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import numpy as np
+
+from nlmcs.games.civ.ruleset import resolve_ruleset_path
 
 FEATURES = ["cities", "units", "food", "shields", "techs", "score"]
 AGENTS = [("unit:1", "settlers", ["build city", "irrigate", "move"]),
@@ -28,12 +31,19 @@ def _action(name: str) -> dict:
     return {"kind": name.replace(" ", "_"), "arg": None}
 
 
+def ruleset_sha256(name: str) -> str:
+    """The sha256 a log of ruleset `name` carries: that of the file this installation has (the
+    corpus refuses a known ruleset name with another hash), else a made-up one."""
+    path = resolve_ruleset_path(name)
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "ab" * 32
+
+
 def game_lines(game_id: str, *, seed: int, turns: int = 3, ruleset: str = "classic",
                game: str = "civ", winner: int | None = 0) -> list[str]:
     """One complete game: header, turn lines, decisions for two players, result."""
     rng = np.random.default_rng(seed)
     header = {"type": "game", "format": "nlmcs-corpus/1", "game_id": game_id, "game": game,
-              "ruleset": ruleset, "ruleset_sha256": "ab" * 32, "seed": seed,
+              "ruleset": ruleset, "ruleset_sha256": ruleset_sha256(ruleset), "seed": seed,
               "config": {"width": 16, "height": 12},
               "players": [{"player": 0, "kind": "builtin", "name": "builtin:normal"},
                           {"player": 1, "kind": "random", "name": "random"}],

@@ -16,13 +16,13 @@ from nlmcs.experiments.ablation.report import run_status, write_report
 from nlmcs.experiments.ablation.runner import (
     WorkerLost,
     dask_executor,
-    local_pool,
     prepare_run,
     run_ablation,
     run_jobs,
 )
 from nlmcs.experiments.ablation.spec import AblationSpec, game_seed
 from nlmcs.experiments.ablation.store import RESULTS_NAME, read_results
+from nlmcs.experiments.pool import local_pool
 from nlmcs.search.config import SearchConfig
 
 

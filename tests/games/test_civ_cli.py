@@ -79,7 +79,7 @@ def _bad_ruleset(tmp_path) -> str:
         (["game", "play", "--map", "huge", "--ruleset", CLASSIC], "unknown map preset"),
         (["game", "render", "STATE"], "not valid JSON"),
         (["game", "render", "IMPOSSIBLE", "--ruleset", CLASSIC], "ocean"),
-        (["game", "render", "MISSING"], "No such file"),
+        (["game", "render", "MISSING"], "no such file"),
         (["game", "convert-ruleset", "NODIR", "--out", "x.json"], "not a directory"),
         (["game", "play", "--ruleset", "no-such-ruleset"], "ruleset not found"),
     ],

@@ -131,7 +131,8 @@ def test_changed_source_and_force_parse_again(tmp_path):
     again = ingest(source, root=tmp_path / "m")
     assert not again.reused and again.meta["counts"]["sentences"] == 3
     assert len(load_manual("notes", root=tmp_path / "m").sentences) == 3
-    assert not any(p.name.startswith(".") for p in (tmp_path / "m").iterdir())
+    hidden = [p.name for p in (tmp_path / "m").iterdir() if p.name.startswith(".")]
+    assert hidden == [".notes.lock"]  # the store lock stays; no temporary is left
 
 
 def test_batches_are_written_as_row_groups(tmp_path):

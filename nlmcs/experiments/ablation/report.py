@@ -22,8 +22,8 @@ from nlmcs.experiments.ablation.store import (
     BadLine,
     read_results,
     read_run,
-    write_atomic,
 )
+from nlmcs.files import write_atomic
 
 GAME_COLUMNS = ("arm", "method", "rollouts", "game", "seed", "outcome", "winner", "finished",
                 "steps", "score", "opponent_score", "margin", "seconds_per_step", "wall_seconds",

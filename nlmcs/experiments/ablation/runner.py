@@ -13,11 +13,9 @@ input before anything is started or written.
 from __future__ import annotations
 
 import logging
-import multiprocessing as mp
-import signal
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -114,8 +112,8 @@ def prepare_run(*, spec: AblationSpec, out: Path, force_mix: bool = False) -> Pr
     """Check everything that can fail on bad input (manual, corpus, run folder, results file);
     writes nothing except a shipped manual's first-use build."""
     _check_game(spec)
+    results = check_folder(out, spec, force_mix=force_mix)  # before any manual is built
     texts = load_texts(spec)
-    results = check_folder(out, spec, force_mix=force_mix)
     jobs = plan_jobs(spec, done=results.done(), texts=texts)
     return PreparedRun(Path(out), spec, results.rows, jobs, texts)
 
@@ -204,45 +202,6 @@ def run_ablation(*, spec: AblationSpec, out: Path, executor: Executor, max_in_fl
 
 
 # --- executors ----------------------------------------------------------------------------------
-def init_worker() -> None:
-    """Pool initializer: one BLAS/torch thread per worker; the parent alone handles Ctrl-C (it
-    stops the workers itself), so a worker never dies half-way through writing a result."""
-    from nlmcs.search.workers import pin_threads
-
-    pin_threads()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
-@contextmanager
-def local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
-    """A pool of `workers` spawned processes; on any exception its workers are stopped at once
-    (games in flight are lost, nothing stored is touched)."""
-    if workers < 1:
-        raise UserInputError(f"--workers must be at least 1, got {workers}")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=mp.get_context("spawn"),
-                               initializer=init_worker)  # fmt: skip
-    try:
-        yield pool
-    except BaseException:
-        _stop_now(pool)
-        raise
-    pool.shutdown(wait=True)
-
-
-def _stop_now(pool: ProcessPoolExecutor) -> None:
-    # Python 3.11 has no public way to stop a pool's running workers (3.14 adds
-    # terminate_workers); without it, exit would wait for every game in flight to finish.
-    procs = list((getattr(pool, "_processes", None) or {}).values())
-    pool.shutdown(wait=False, cancel_futures=True)
-    for proc in procs:
-        if proc.is_alive():
-            proc.terminate()
-    for proc in procs:
-        proc.join(timeout=5)
-        if proc.is_alive():
-            proc.kill()
-
-
 @contextmanager
 def dask_executor(address: str, *, timeout: float = 5.0,
                   pin: bool = True) -> Iterator[tuple[Executor, int]]:

@@ -12,15 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import os
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
 from nlmcs.experiments.ablation.spec import SPEC_FORMAT, AblationSpec, identity_changes
+from nlmcs.files import write_atomic
+from nlmcs.locking import hold
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +97,8 @@ def read_results(path: Path, *, strict: bool = True) -> Results:
                     reason = "not UTF-8 text"
                 except json.JSONDecodeError as err:
                     reason = f"malformed JSON ({err.msg}, column {err.colno})"
+                except RecursionError:
+                    reason = "JSON nested too deeply"
                 else:
                     reason = check_row(row)
                     key = (row["arm"], row["game"]) if reason is None else None
@@ -116,8 +117,9 @@ def read_results(path: Path, *, strict: bool = True) -> Results:
 def append_row(path: Path, row: dict) -> None:
     """Append one row as a JSON line with a single write, then fsync: once this returns, the
     game survives a crash."""
-    data = (json.dumps(row, separators=(",", ":"), default=str) + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    data = (json.dumps(row, separators=(",", ":"), default=str, allow_nan=False)
+            + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # less the umask
     try:
         view = memoryview(data)
         while view:
@@ -127,22 +129,6 @@ def append_row(path: Path, row: dict) -> None:
         os.close(fd)
 
 
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Replace `path` by way of a temporary file in the same folder."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; results are ordinary files
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def read_run(folder: Path) -> dict | None:
     """The folder's run.json, None if there is none; a damaged one is a `UserInputError`."""
     path = Path(folder) / RUN_NAME
@@ -150,8 +136,8 @@ def read_run(folder: Path) -> dict | None:
         return None
     try:
         run = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise UserInputError(f"{path}: not a readable run file ({err})") from err
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise UserInputError(f"{path}: not a readable run file ({err})") from None
     if not isinstance(run, dict) or run.get("format") != SPEC_FORMAT or "spec" not in run:
         raise UserInputError(f"{path}: not an nlmcs ablation run file ({SPEC_FORMAT})")
     return run
@@ -197,27 +183,13 @@ def start_run(folder: Path, spec: AblationSpec) -> None:
     write_atomic(folder / RUN_NAME, json.dumps(run, indent=2, sort_keys=True) + "\n")
     results = folder / RESULTS_NAME
     if not results.exists():
-        os.close(os.open(results, os.O_WRONLY | os.O_CREAT, 0o644))
+        os.close(os.open(results, os.O_WRONLY | os.O_CREAT, 0o666))
         _fsync_dir(folder)
 
 
-@contextmanager
-def locked(folder: Path) -> Iterator[None]:
+def locked(folder: Path):
     """Hold the folder's lock; another run writing there is a `UserInputError`."""
-    from filelock import FileLock, Timeout
-
-    folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    lock = FileLock(str(folder / LOCK_NAME), timeout=0)
-    try:
-        lock.acquire()
-    except Timeout as err:
-        raise UserInputError(f"{folder}: another nlmcs ablation is writing to this folder") \
-            from err
-    try:
-        yield
-    finally:
-        lock.release()
+    return hold(Path(folder) / LOCK_NAME, what=f"{folder}: run folder", wait=False)
 
 
 def _fsync_dir(folder: Path) -> None:

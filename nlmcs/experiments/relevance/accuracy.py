@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nlmcs.experiments.ablation.store import write_atomic
 from nlmcs.experiments.relevance.decoys import combine, first_decoy, load_decoys
 from nlmcs.experiments.relevance.log import read_log
+from nlmcs.files import write_atomic
 
 log = logging.getLogger(__name__)
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
+from nlmcs.files import MAX_LINE_BYTES, bounded_lines, check_input
 
 LOG_FORMAT = "nlmcs-decisions/1"
 GAME, STATE, END = "game", "state", "end"
@@ -87,10 +88,7 @@ def read_log(path: str | Path) -> DecisionLog:
     and a missing file are errors.
     """
     path = Path(path)
-    if path.is_dir():
-        raise UserInputError(f"{path}: is a directory, not a decision log")
-    if not path.is_file():
-        raise UserInputError(f"{path}: no such file")
+    check_input(path, what="decision log")  # a folder, a FIFO, a link loop: one line, no hang
     log = DecisionLog(path)
     for number, text, complete in _lines(path):
         if not text.strip():
@@ -102,6 +100,8 @@ def read_log(path: str | Path) -> DecisionLog:
                 log.cut_line = number
                 break
             raise UserInputError(f"{path}:{number}: malformed JSON ({err.msg})") from None
+        except RecursionError:
+            raise UserInputError(f"{path}:{number}: JSON nested too deeply") from None
         if not isinstance(rec, dict):
             raise UserInputError(f"{path}:{number}: expected a JSON object, got "
                                  f"{type(rec).__name__}")
@@ -114,15 +114,21 @@ def read_log(path: str | Path) -> DecisionLog:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str, bool]]:
-    """(line number, text, ends with a newline), streamed; a binary file is refused."""
-    try:
-        with open(path, encoding="utf-8") as fh:
-            for number, line in enumerate(fh, start=1):
-                if "\x00" in line:
-                    raise UserInputError(f"{path}: binary data, not a JSON-lines decision log")
-                yield number, line, line.endswith("\n")
-    except UnicodeDecodeError:
-        raise UserInputError(f"{path}: not UTF-8 text, not a JSON-lines decision log") from None
+    """(line number, text, ends with a newline), streamed in bounded memory; a binary file is
+    refused."""
+    with open(path, "rb") as fh:
+        for number, raw in bounded_lines(fh):
+            if raw is None:
+                raise UserInputError(f"{path}:{number}: line longer than "
+                                     f"{MAX_LINE_BYTES / 1e6:g} MB, not a decision log")
+            if b"\x00" in raw:
+                raise UserInputError(f"{path}: binary data, not a JSON-lines decision log")
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise UserInputError(f"{path}: not UTF-8 text, not a JSON-lines decision "
+                                     "log") from None
+            yield number, line, line.endswith("\n")
 
 
 def _add(log: DecisionLog, rec: dict, number: int) -> None:

@@ -16,12 +16,12 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from nlmcs.experiments.ablation.store import write_atomic
 from nlmcs.experiments.relevance import summary
 from nlmcs.experiments.relevance.log import DecisionLog, require_text
 from nlmcs.experiments.relevance.maps import map_pictures
 from nlmcs.experiments.relevance.plots import data_uri, entropy_plot
 from nlmcs.experiments.relevance.views import action_words, mark_words, q_rank
+from nlmcs.files import write_atomic
 
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1400px; padding: 0 18px;

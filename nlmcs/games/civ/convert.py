@@ -12,11 +12,10 @@ defaults and listed in `FREECIV_DEFAULTS`.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
+from nlmcs.files import write_atomic
 from nlmcs.games.civ.freeciv_files import parse_secfile
 from nlmcs.games.civ.ruleset import FORMAT, TERRAIN_NAMES, ruleset_from_dict
 
@@ -272,9 +271,4 @@ def write_ruleset(data: dict, out: str | Path) -> Path:
     """Write atomically: a temp file in the target directory, then rename."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        json.dump(data, fh, indent=1)
-        fh.write("\n")
-    os.replace(tmp, out)
-    return out
+    return write_atomic(out, json.dumps(data, indent=1) + "\n")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from nlmcs.files import atomic_output
 from nlmcs.games.civ.tables import IRRIGATION, MINE, ROAD
 
 TERRAIN_COLOURS = {
@@ -77,13 +76,9 @@ def render_png(s, out: str | Path, *, tile_px: int = 24) -> Path:
     ax.set_yticks([])
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".png")
-    os.close(fd)
     try:
-        fig.savefig(tmp, format="png", bbox_inches="tight")
-        os.replace(tmp, out)
+        with atomic_output(out, binary=True) as fh:
+            fig.savefig(fh, format="png", bbox_inches="tight")
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return out

@@ -181,8 +181,8 @@ def load_ruleset(name_or_path: str | Path = "classic") -> Ruleset:
     raw = path.read_bytes()
     try:
         data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise RulesetError(f"{path}: not a JSON ruleset ({err})") from err
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
+        raise RulesetError(f"{path}: not a JSON ruleset ({err})") from None
     return ruleset_from_dict(data, source=str(path), sha256=hashlib.sha256(raw).hexdigest())
 
 

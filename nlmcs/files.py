@@ -1,0 +1,232 @@
+"""Files the user names: checked before reading, written whole or not at all.
+
+Reading: a path given on the command line may be missing, a folder, a FIFO that would block
+forever, a device, a symbolic-link loop or far larger than any sane input. `check_input` says
+which in one `UserInputError` line naming the path, before a byte is read.
+
+Writing: an output appears only complete (a temporary file beside it, fsynced, then renamed
+over it), with the permissions an ordinary file gets (0666 less the umask, where `mkstemp`
+alone would leave 0600). `check_output` refuses an output that cannot be written before any
+work is done, so a long run never fails at its last step on a bad path.
+
+Stores (manuals, corpora) keep a `file_record` of each data file in their metadata, so a file
+damaged after it was written is found before it is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
+from typing import IO, BinaryIO
+
+from nlmcs.errors import UserInputError
+
+TEMP_SUFFIX = ".tmp"
+"""Temporary outputs are hidden (`.NAME.XXXX.tmp`) and end with this."""
+MAX_LINE_BYTES = 64_000_000
+"""Longest line a JSON-lines reader takes (a state of the largest map is a few MB)."""
+
+
+def _special_kind(mode: int) -> str | None:
+    for test, name in ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return None
+
+
+def _stat_problem(err: OSError) -> str:
+    if err.errno == errno.ELOOP:
+        return "symbolic link loop"
+    if err.errno == errno.ENOENT:
+        return "no such file or directory"
+    if err.errno == errno.ENOTDIR:
+        return "a part of the path is not a directory"
+    if err.errno == errno.EACCES:
+        return "permission denied"
+    if err.errno == errno.ENAMETOOLONG:
+        return "file name too long"
+    return err.strerror or str(err)
+
+
+def check_input(path: str | Path, *, what: str = "file", max_bytes: int | None = None,
+                allow_dir: bool = False) -> os.stat_result:
+    """Stat `path` (following links) and refuse what cannot be read as a regular `what`.
+
+    Returns the stat result; raises `UserInputError` for a missing path, a link loop, a folder
+    (unless `allow_dir`), a FIFO, socket or device, an unreadable file, or one over `max_bytes`.
+    """
+    path = Path(path)
+    try:
+        info = os.stat(path)
+    except OSError as err:
+        raise UserInputError(f"{path}: {_stat_problem(err)}") from None
+    except ValueError:  # a NUL byte in the name
+        raise UserInputError(f"{path!r}: not a valid file name") from None
+    if stat.S_ISDIR(info.st_mode):
+        if allow_dir:
+            return info
+        raise UserInputError(f"{path}: is a directory, expected a {what}")
+    special = _special_kind(info.st_mode)
+    if special is not None:
+        raise UserInputError(f"{path}: is {special}, not a regular {what}")
+    if not os.access(path, os.R_OK):
+        raise UserInputError(f"{path}: permission denied")
+    if max_bytes is not None and info.st_size > max_bytes:
+        raise UserInputError(f"{path}: {info.st_size / 1e6:.1f} MB is over the "
+                             f"{max_bytes / 1e6:g} MB limit for a {what}")
+    return info
+
+
+def check_output(path: str | Path, *, what: str = "file", make_parent: bool = False) -> Path:
+    """Refuse an output file that cannot be written: a folder, a special file, a missing (unless
+    `make_parent` creates it) or read-only parent folder. Called before the work that produces
+    the output."""
+    path = Path(path)
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        info = None
+    except OSError as err:
+        raise UserInputError(f"{path}: {_stat_problem(err)}") from None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise UserInputError(f"{path}: is a directory; give a {what} name")
+    if info is not None and _special_kind(info.st_mode) is not None:
+        raise UserInputError(f"{path}: is {_special_kind(info.st_mode)}; give a {what} name")
+    parent = path.parent
+    if make_parent and not parent.exists():
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UserInputError(f"{path}: cannot create folder {parent} "
+                                 f"({_stat_problem(err)})") from None
+    if not parent.is_dir():
+        raise UserInputError(f"{path}: folder {parent} does not exist")
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UserInputError(f"{path}: folder {parent} is not writable")
+    return path
+
+
+@lru_cache(maxsize=1)
+def _umask() -> int:
+    # os.umask can only be read by setting it; done once, before any worker threads write.
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def file_mode() -> int:
+    """Permissions of a newly written ordinary file: 0666 less the process umask."""
+    return 0o666 & ~_umask()
+
+
+class AtomicFile:
+    """A temporary file beside `path` that replaces `path` on `commit()` (fsynced first) and
+    disappears on `discard()`. Either is final; a later call does nothing."""
+
+    def __init__(self, path: str | Path, *, binary: bool = False, newline: str | None = None):
+        self.path = Path(path)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.",
+                                   suffix=TEMP_SUFFIX)
+        self.tmp = Path(tmp)
+        os.fchmod(fd, file_mode())
+        mode = "wb" if binary else "w"
+        encoding = None if binary else "utf-8"
+        self.file: IO = os.fdopen(fd, mode, encoding=encoding, newline=newline)
+        self.done = False
+
+    def commit(self) -> Path:
+        """Rename the finished file over `path`. The content was complete when this was called,
+        so an interrupt (Ctrl-C, SIGTERM) landing in the fsync still lets the rename happen,
+        and neither the output nor a hidden temporary is lost; an I/O error discards it."""
+        if not self.done:
+            try:
+                self.file.flush()
+                os.fsync(self.file.fileno())
+            except KeyboardInterrupt:
+                self._rename()
+                raise
+            except BaseException:
+                self.discard()
+                raise
+            self._rename()
+        return self.path
+
+    def _rename(self) -> None:
+        self.done = True
+        self.file.close()
+        os.replace(self.tmp, self.path)
+
+    def discard(self) -> None:
+        if not self.done:
+            self.done = True
+            self.file.close()
+            with contextlib.suppress(FileNotFoundError):
+                self.tmp.unlink()
+
+
+@contextlib.contextmanager
+def atomic_output(path: str | Path, *, binary: bool = False, newline: str | None = None):
+    """`with atomic_output(p) as fh:` writes `p` whole when the block ends, or not at all."""
+    out = AtomicFile(path, binary=binary, newline=newline)
+    try:
+        yield out.file
+    except BaseException:
+        out.discard()
+        raise
+    out.commit()
+
+
+def bounded_lines(handle: BinaryIO, max_bytes: int = MAX_LINE_BYTES
+                  ) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, line) of a file opened in binary mode, streamed. A line longer than
+    `max_bytes` comes as None and is skipped in bounded memory, so a file without line ends
+    (a disk image, a gigabyte of zeros) cannot fill the memory."""
+    number = 0
+    while raw := handle.readline(max_bytes + 1):
+        number += 1
+        if len(raw) > max_bytes and not raw.endswith(b"\n"):
+            while raw and not raw.endswith(b"\n"):
+                raw = handle.readline(1 << 20)
+            yield number, None
+        else:
+            yield number, raw
+
+
+def write_atomic(path: str | Path, data: str | bytes) -> Path:
+    """Replace `path` with `data` by way of a temporary file in the same folder."""
+    with atomic_output(path, binary=isinstance(data, bytes)) as fh:
+        fh.write(data)
+    return Path(path)
+
+
+def sha256_file(path: str | Path) -> str:
+    """Hex sha256 of a file, read in blocks (bounded memory)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_record(path: str | Path, rows: int) -> dict:
+    """What a store's metadata keeps about one of its data files: sha256, size and rows."""
+    return {"sha256": sha256_file(path), "bytes": os.stat(path).st_size, "rows": int(rows)}
+
+
+def parquet_rows(path: str | Path) -> int | None:
+    """The row count in a parquet file's footer; None when it is not a readable parquet file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return pq.ParquetFile(path).metadata.num_rows
+    except (OSError, pa.ArrowException, ValueError):
+        return None
