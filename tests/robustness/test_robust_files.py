@@ -1,0 +1,131 @@
+"""Special files, sizes and messages: a FIFO, a device, a link loop, a folder or a huge file
+named on the command line is refused in one line naming the user's path (never a hang, never
+a hidden temporary's name), before any work is done; outputs get ordinary permissions."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from robust_support import assert_clean, assert_refused, hidden_leftovers, ordinary_mode, run
+
+from manual_pipeline.readers import read_blocks
+from manual_pipeline.textio import inspect_file, iter_lines
+
+READERS = {
+    "manual ingest": ("manual", "ingest", "PATH"),
+    "game render": ("game", "render", "PATH"),
+    "corpus ingest": ("corpus", "ingest", "PATH", "--name", "demo"),
+    "corpus query": ("corpus", "query", "demo", "--state", "PATH", "--agent", "unit:1"),
+    "relevance show": ("relevance", "show", "PATH"),
+    "game play --ruleset": ("game", "play", "--ruleset", "PATH", "--turns", "1"),
+}
+
+
+def _special(kind: str, tmp_path):
+    path = tmp_path / f"{kind}.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+        return path, "FIFO"
+    if kind == "loop":
+        os.symlink(tmp_path / "loop-b.json", path)
+        os.symlink(path, tmp_path / "loop-b.json")
+        return path, "symbolic link loop"
+    if kind == "huge":
+        with open(path, "wb") as fh:  # sparse: no disk space used
+            fh.truncate(1_100_000_000)
+        return path, " MB"
+    if kind == "folder":
+        path.mkdir()
+        return path, "directory"
+    raise AssertionError(kind)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "loop", "huge", "folder"])
+@pytest.mark.parametrize("command", list(READERS))
+def test_a_file_that_cannot_be_read_is_one_line(command, kind, env, tmp_path):
+    if command == "game play --ruleset" and kind == "folder":
+        pytest.skip("a folder named like a ruleset is looked up by name")
+    path, needle = _special(kind, tmp_path)
+    argv = [str(path) if a == "PATH" else a for a in READERS[command]]
+    result = run(*argv, env=env)  # a hang would end in the run's deadline, failing the test
+    assert_refused(result, str(path), needle)
+
+
+def test_a_device_is_not_a_manual(env):
+    assert_refused(run("manual", "ingest", "/dev/zero", env=env), "/dev/zero", "device")
+
+
+WRITERS = {
+    "play --log-decisions": ("play", "--method", "linear", "--map", "tiny", "--steps", "100000",
+                             "--rollouts", "2", "--log-decisions", "OUT"),
+    "game series --out": ("game", "series", "--games", "100000", "--map", "tiny", "--out",
+                          "OUT"),
+    "game play --save-state": ("game", "play", "--turns", "100000", "--map", "tiny",
+                               "--save-state", "OUT"),
+    "game render --png": ("game", "render", "STATE", "--png", "OUT"),
+    "relevance report --html": ("relevance", "report", "STATE", "--html", "OUT"),
+}
+
+
+@pytest.fixture(scope="module")
+def state_file(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("state")
+    state = folder / "state.json"
+    result = run("game", "play", "--turns", "2", "--map", "tiny", "--save-state", state,
+                 env={**os.environ, "NLMCS_DATA": str(folder / "data")})
+    assert_clean(result)
+    return state
+
+
+@pytest.mark.parametrize("where", ["folder", "missing folder"])
+@pytest.mark.parametrize("command", list(WRITERS))
+def test_an_output_that_cannot_be_written_is_refused_first(command, where, env, tmp_path,
+                                                           state_file):
+    """Refused at once (with --steps 100000, a check after the game would never come)."""
+    if where == "folder":
+        out = tmp_path / "out"
+        out.mkdir()
+    else:
+        out = tmp_path / "no-such-folder" / "sub" / "out.file"
+        if command in ("game series --out", "game play --save-state"):
+            pytest.skip("these create the output's folder")
+    argv = [str(out) if a == "OUT" else str(state_file) if a == "STATE" else a
+            for a in WRITERS[command]]
+    result = run(*argv, env=env)
+    assert_refused(result, str(out))
+    assert ".tmp" not in result.err
+    assert hidden_leftovers(tmp_path) == []
+
+
+def test_outputs_have_ordinary_permissions(env, tmp_path, state_file):
+    png = tmp_path / "map.png"
+    assert_clean(run("game", "render", state_file, "--png", png, env=env))
+    assert png.stat().st_mode & 0o777 == ordinary_mode()
+    assert state_file.stat().st_mode & 0o777 == ordinary_mode()
+    assert hidden_leftovers(tmp_path) == []
+
+
+WORD = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=12)
+
+
+@settings(deadline=None)
+@given(words=st.lists(WORD, min_size=1, max_size=300), limit=st.integers(16, 80))
+def test_a_long_line_is_cut_between_words(words, limit):
+    line = " ".join(words)
+    pieces = list(iter_lines(io.StringIO(line + "\nnext\n"), limit))
+    assert pieces[-1] == "next"
+    assert all(len(p) <= limit for p in pieces)
+    assert " ".join(pieces[:-1]).split() == words  # no word cut in two
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown"])
+def test_a_200000_word_line_keeps_every_word(fmt, tmp_path):
+    words = [f"w{i}" for i in range(200_000)]  # 1.4 MB, no punctuation, no line end but one
+    path = tmp_path / "long.txt"
+    path.write_text(" ".join(words) + "\n")
+    blocks = list(read_blocks(inspect_file(path), fmt))
+    assert " ".join(b.text for b in blocks).split() == words

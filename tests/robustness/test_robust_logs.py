@@ -1,0 +1,100 @@
+"""Corpus logs checked for meaning, not only syntax: each bad line is refused with its file and
+line number, and nothing is stored; a log of any content is ingested or refused, never a
+traceback."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import pytest
+from corpus_logs import game_lines, write_log
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from robust_support import assert_refused, assert_store_kept, run, tree_digest
+
+from nlmcs.errors import UserInputError
+
+
+def _mutated(kind: str, change) -> list[str]:
+    lines = [json.loads(line) for line in game_lines("g0", seed=1)]
+    first = next(r for r in lines if r["type"] == kind)
+    change(first)
+    return [json.dumps(r) for r in lines]
+
+
+def _vector_value(value):
+    def change(rec):
+        rec["state_vector"][0] = value
+    return change
+
+
+CASES = {
+    "winner outside the players": (_mutated("result", lambda r: r.update(winner=5)), "winner 5"),
+    "NaN score": ([line.replace('"scores": [10.0', '"scores": [NaN')
+                   for line in game_lines("g0", seed=1)], "scores"),
+    "scores of the wrong length": (_mutated("result", lambda r: r.update(scores=[1.0])),
+                                   "scores"),
+    "decision by an unknown player": (_mutated("decision", lambda r: r.update(player=7)),
+                                      "player 7"),
+    "unknown action kind": (_mutated("decision", lambda r: r.update(
+        action={"kind": "teleport", "arg": None})), "teleport"),
+    "negative turn": (_mutated("decision", lambda r: r.update(turn=-3)), "turn"),
+    "float32 overflow": (_mutated("decision", _vector_value(1e300)), "float32"),
+    "integer beyond any float": (_mutated("decision", _vector_value(10**400)), "state_vector"),
+    "turn beyond int64": (_mutated("turn", lambda r: r.update(turn=10**30)), "turn"),
+    "no players": (_mutated("game", lambda r: r.update(players=[])), "players"),
+    "repeated player numbers": (_mutated("game", lambda r: r.update(
+        players=[{"player": 0, "kind": "x"}, {"player": 0, "kind": "y"}])), "repeat"),
+    "another ruleset's hash": (_mutated("game", lambda r: r.update(ruleset_sha256="cd" * 32)),
+                               "another ruleset"),
+    "deeply nested JSON": ([*game_lines("g0", seed=1)[:2], "[" * 100_000 + "]" * 100_000,
+                            *game_lines("g0", seed=1)[2:]], "nested"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_a_log_that_means_nothing_is_refused_by_line(case, cli, data, tmp_path):
+    lines, needle = CASES[case]
+    log = write_log(tmp_path / "bad.jsonl", [lines])
+    result = cli("corpus", "ingest", log, "--name", "demo")
+    assert_refused(result, f"{log}:", needle)
+    assert_store_kept(data / "corpora" / "demo", {})
+
+
+LINE = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner,
+                                                                max_size=4),
+    max_leaves=12)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(line=st.integers(0, 30), key=st.sampled_from(
+    ["type", "game_id", "turn", "player", "agent", "action", "state_vector", "after_vector",
+     "winner", "scores", "turns", "players", "state_features", "seed", "applied"]),
+       value=LINE)
+def test_any_field_of_any_line_is_ingested_or_refused(line, key, value):
+    from corpus.store import ingest
+
+    records = [json.loads(x) for x in game_lines("g0", seed=1)]
+    records[min(line, len(records) - 1)][key] = value
+    with tempfile.TemporaryDirectory() as tmp:
+        log = write_log(Path(tmp) / "x.jsonl", [[json.dumps(r) for r in records]])
+        try:
+            ingest([log], name="demo", root=Path(tmp) / "store")
+        except UserInputError as err:
+            assert "\n" not in str(err)
+
+
+def test_record_into_a_corpus_of_other_players_is_refused(env, data):
+    base = ("corpus", "record", "--name", "rec", "--games", "1", "--workers", "1",
+            "--preset", "tiny", "--max-turns", "3")
+    assert run(*base, env=env).code == 0
+    before = tree_digest(data)
+    result = run(*base, "--players", "random,random", env=env)
+    assert_refused(result, "game-0000000.jsonl", "players", "another --name")
+    other_map = run(*base[:-3], "small", "--max-turns", "3", env=env)
+    assert_refused(other_map, "width")
+    assert_store_kept(data, before)

@@ -1,0 +1,118 @@
+"""Options: every numeric option is checked at the CLI edge (finite, in range) and a bad one is
+one line naming the option, exit status 2, before any work starts."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from robust_support import assert_refused, run
+
+TINY = ("--map", "tiny", "--steps", "1", "--rollouts", "2", "--depth", "1")
+
+BAD = [
+    (("play", "--seed", "-1", *TINY), "--seed"),
+    (("play", "--seed", "99999999999999999999999", *TINY), "--seed"),
+    (("play", "--seed", "x", *TINY), "--seed"),
+    (("play", "--alpha", "nan", *TINY), "--alpha"),
+    (("play", "--alpha", "-1", *TINY), "--alpha"),
+    (("play", "--alpha", "inf", *TINY), "--alpha"),
+    (("play", "--hidden-alpha", "1e300", *TINY), "--hidden-alpha"),
+    (("play", "--l2", "nan", *TINY), "--l2"),
+    (("play", "--prior-match", "nan", *TINY), "--prior-match"),
+    (("play", "--learn-steps", "-1", *TINY), "--learn-steps"),
+    (("play", "--max-sentences", "0", *TINY), "--max-sentences"),
+    (("play", "--workers", "0", *TINY), "--workers"),
+    (("play", "--max-turns", "0", *TINY), "--max-turns"),
+    (("play", "--bogus", *TINY), "--bogus"),
+    (("corpus", "query", "demo", "--state", "s.json", "--agent", "unit:1", "-k", "-1"), "-k"),
+    (("corpus", "query", "demo", "--state", "s.json", "--agent", "unit:1", "--pool", "0"),
+     "--pool"),
+    (("corpus", "query", "demo", "--state", "s.json", "--agent", "unit:1", "--type-weight",
+      "nan"), "--type-weight"),
+    (("corpus", "record", "--name", "x", "--workers", "0"), "--workers"),
+    (("corpus", "record", "--name", "x", "--games", "-3"), "--games"),
+    (("game", "play", "--turns", "0"), "--turns"),
+    (("game", "play", "--width", "-5"), "--width"),
+    (("game", "series", "--games", "0"), "--games"),
+    (("manual", "ingest", "x.md", "--max-mb", "nan"), "--max-mb"),
+    (("manual", "show", "x", "--sentence", "-1"), "--sentence"),
+    (("manual", "show", "x", "--limit", "0"), "--limit"),
+    (("relevance", "show", "log.jsonl", "-k", "0"), "-k"),
+    (("relevance", "report", "log.jsonl", "--html", "x.html", "--map-every", "0"),
+     "--map-every"),
+    (("ablation", "run", "--games", "0"), "--games"),
+    (("ablation", "run", "--connect-timeout", "nan"), "--connect-timeout"),
+    (("bench", "priors", "--sizes", "-5"), "--sizes"),
+    (("bench", "priors", "--sizes", "0"), "--sizes"),
+    (("bench", "manual", "--sentences", "0"), "--sentences"),
+    (("play", "--rollouts", "0", *TINY[:-4]), "--rollouts"),
+    (("play", "--depth", "-1", *TINY[:-2]), "--depth"),
+    (("play", "--batch", "0", *TINY), "--batch"),
+    (("play", "--passes", "0", *TINY), "--passes"),
+    (("play", "--table-bits", "40", *TINY), "--table-bits"),
+    (("play", "--prior-overlap", "inf", *TINY), "--prior-overlap"),
+    (("play", "--l2", "-0.5", *TINY), "--l2"),
+    (("corpus", "record", "--name", "x", "--seed", "-1"), "--seed"),
+    (("corpus", "record", "--name", "x", "--max-turns", "0"), "--max-turns"),
+    (("manual", "shuffle", "x", "--seed", "-1"), "--seed"),
+    (("game", "series", "--seed", "-1"), "--seed"),
+    (("bench", "engine", "--rollouts", "0"), "--rollouts"),
+    (("bench", "engine", "--midgame-turns", "-1"), "--midgame-turns"),
+    (("bench", "search", "--depth", "0"), "--depth"),
+    (("relevance", "accuracy", "--games", "0", "--out", "acc"), "--games"),
+    (("ablation", "run", "--workers", "0"), "--workers"),
+    (("play", "--method", "uct-corpus", "--puct-c", "nan", *TINY), "--puct-c"),
+    (("play", "--method", "uct-corpus", "--prior-floor", "2", *TINY), "--prior-floor"),
+    (("play", "--method", "uct-corpus", "--prior-visits", "-1", *TINY), "--prior-visits"),
+    (("play", "--method", "text-corpus", "--prior-weight", "-1", *TINY), "--prior-weight"),
+]
+
+
+@pytest.mark.parametrize("argv,option", BAD, ids=[" ".join(a[:3]) for a, _ in BAD])
+def test_a_bad_option_is_one_line_naming_it(argv, option, cli, tmp_path):
+    result = cli(*argv)
+    assert_refused(result, option)
+    assert not any(tmp_path.glob("data/*"))  # refused before anything was stored
+
+
+def test_a_bad_option_in_a_real_process(env):
+    result = run("play", "--alpha", "nan", *TINY, env=env)
+    assert_refused(result, "--alpha")
+    assert result.err.count("\n") == 1
+
+
+@given(st.text(max_size=30))
+def test_an_integer_option_is_an_integer_in_range_or_refused(text):
+    from nlmcs.commands.options import SEED
+
+    try:
+        value = SEED(text)
+    except argparse.ArgumentTypeError as err:
+        assert "\n" not in str(err)
+        return
+    assert isinstance(value, int) and 0 <= value < 2**32
+
+
+@given(st.one_of(st.text(max_size=30), st.floats().map(repr)))
+def test_a_real_option_is_finite_in_range_or_refused(text):
+    from nlmcs.commands.options import float_option
+
+    parse = float_option(low=0, high=1)
+    try:
+        value = parse(text)
+    except argparse.ArgumentTypeError as err:
+        assert "\n" not in str(err)
+        return
+    assert math.isfinite(value) and 0 <= value <= 1
+
+
+def test_bounds_are_inclusive():
+    from nlmcs.commands.options import int_option
+
+    assert int_option(low=1, high=3)("3") == 3
+    with pytest.raises(argparse.ArgumentTypeError, match="between 1 and 3"):
+        int_option(low=1, high=3)("4")
