@@ -10,12 +10,11 @@ before the checksums is checked by the row counts in the parquet footers.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
-from nlmcs.files import parquet_rows, sha256_file
+from nlmcs.files import parquet_rows, recorded_file_problem
 
 STORE_FORMAT = "nlmcs-corpus-store/1"
 PART_RE = re.compile(r"decisions-\d{4,}\.parquet")
@@ -107,18 +106,10 @@ def verify_files(directory: Path, meta: dict) -> str | None:
     part_rows = 0
     for name in names:
         path = directory / name
-        try:
-            size = os.stat(path).st_size
-        except FileNotFoundError:
-            return f"{path}: missing"
-        except OSError as err:
-            return f"{path}: {err.strerror or err}"
+        problem = recorded_file_problem(path, None if files is None else files[name])
+        if problem is not None:
+            return problem
         if files is not None:
-            want = files[name]
-            if size != want["bytes"]:
-                return f"{path}: damaged ({size} bytes, meta.json says {want['bytes']})"
-            if sha256_file(path) != want["sha256"]:
-                return f"{path}: damaged (its sha256 differs from meta.json)"
             continue
         rows = parquet_rows(path)
         if rows is None:

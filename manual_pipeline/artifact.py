@@ -10,13 +10,12 @@ downstream. Artifacts written before the checksums existed are checked by row co
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from manual_pipeline.errors import ManualError
 from nlmcs import paths
 from nlmcs.errors import UserInputError
-from nlmcs.files import parquet_rows, sha256_file
+from nlmcs.files import parquet_rows, recorded_file_problem
 
 FORMAT = "nlmcs-manual/1"
 META_FILE = "meta.json"
@@ -122,18 +121,11 @@ def verify_files(directory: Path, meta: dict, *, hashes: bool = True) -> str | N
     files = meta.get("files")
     for file in DATA_FILES:
         path = directory / file
-        try:
-            size = os.stat(path).st_size
-        except FileNotFoundError:
-            return f"{path}: missing"
-        except OSError as err:
-            return f"{path}: {err.strerror or err}"
+        problem = recorded_file_problem(path, None if files is None else files[file],
+                                        hashes=hashes)
+        if problem is not None:
+            return problem
         if files is not None:
-            want = files[file]
-            if size != want["bytes"]:
-                return f"{path}: damaged ({size} bytes, meta.json says {want['bytes']})"
-            if hashes and sha256_file(path) != want["sha256"]:
-                return f"{path}: damaged (its sha256 differs from meta.json)"
             continue
         rows = parquet_rows(path)
         if rows is None:

@@ -221,6 +221,25 @@ def file_record(path: str | Path, rows: int) -> dict:
     return {"sha256": sha256_file(path), "bytes": os.stat(path).st_size, "rows": int(rows)}
 
 
+def recorded_file_problem(path: str | Path, record: dict | None, *, hashes: bool = True
+                          ) -> str | None:
+    """Why `path` no longer matches its `file_record` (missing, resized, rewritten), or None.
+    Without a record (a store from before the checksums) only its presence is checked;
+    `hashes=False` compares sizes only, for a quick look."""
+    try:
+        size = os.stat(path).st_size
+    except FileNotFoundError:
+        return f"{path}: missing"
+    except OSError as err:
+        return f"{path}: {err.strerror or err}"
+    if record is not None:
+        if size != record["bytes"]:
+            return f"{path}: damaged ({size} bytes, meta.json says {record['bytes']})"
+        if hashes and sha256_file(path) != record["sha256"]:
+            return f"{path}: damaged (its sha256 differs from meta.json)"
+    return None
+
+
 def parquet_rows(path: str | Path) -> int | None:
     """The row count in a parquet file's footer; None when it is not a readable parquet file."""
     import pyarrow as pa
