@@ -39,6 +39,7 @@ def _stop_now(pool: ProcessPoolExecutor) -> None:
     # Python 3.11 has no public way to stop a pool's running workers (3.14 adds
     # terminate_workers); without it, exit would wait for every game in flight to finish.
     procs = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         if proc.is_alive():
@@ -47,4 +48,8 @@ def _stop_now(pool: ProcessPoolExecutor) -> None:
         proc.join(timeout=5)
         if proc.is_alive():
             proc.kill()
-            proc.join(timeout=5)  # reaped, so nothing outlives the block on a loaded machine
+            proc.join(timeout=5)
+    # The pool's manager thread joins the same workers: one it reaped may not carry its exit
+    # code yet, and would still count as a live child. Wait for that thread to finish.
+    if manager is not None:
+        manager.join(timeout=10)
