@@ -161,7 +161,7 @@ def add_search_options(p) -> None:
     m.add_argument("--alpha", type=float, help="learning rate of the output layer")
     m.add_argument("--l2", type=float, help="L2 penalty")
     m.add_argument("--passes", type=int, help="update passes per roll-out (7)")
-    m.add_argument("--hidden-update", choices=("release", "consistent", "error"),
+    m.add_argument("--hidden-update", choices=("release", "consistent", "error", "expected"),
                    help="factor of the hidden layers' update")
     m.add_argument("--hidden", choices=("sample", "expect"))
     m.add_argument("--hidden-alpha", type=float, help="learning rate of u and v")

@@ -33,12 +33,15 @@ class ModelConfig:
     """L2 penalty; applied to the weights a datapoint touches (sparse decay)."""
     passes: int = 7
     """Update passes over a roll-out's datapoints."""
-    hidden_update: Literal["release", "consistent", "error"] = "release"
+    hidden_update: Literal["release", "consistent", "error", "expected"] = "release"
     """The factor k of the hidden layers' likelihood-ratio update k (phi(y) - E[phi]) (and the
     same for psi): release k = (Q - R) Q, as the 2011 code and the paper's eq. 3; consistent
     k = (R - Q) Q, the gradient of the squared error; error k = mean_d (Q_d - R)^2 - (Q - R)^2,
     REINFORCE on the prediction error with the roll-out's mean error as baseline, so sentences
-    and labels whose features predict the reward better become more likely."""
+    and labels whose features predict the reward better become more likely; expected: u steps
+    down the exact gradient of E_y[(R - Q_y)^2] over every candidate row (no draw, no batch
+    baseline; a single datapoint learns), labels as `error` with the error of the expected
+    labels as baseline. `expected` runs the numpy sweeps (no compiled kernel yet)."""
     hidden_alpha: float | None = None
     """Learning rate of u and v (None: `alpha`)."""
     hidden_l2: float | None = None

@@ -7,11 +7,13 @@ For every datapoint (a sampled decision of the first simulated steps of a roll-o
     v <- v + alpha k (psi(z_j) - E_p[psi]) for each word j     predicate labels
 
 with k = (Q - R) Q, the sign of the release, k = (R - Q) Q, the gradient of the squared error, or
-k = mean_d (Q_d - R)^2 - (Q - R)^2, REINFORCE on the prediction error (`ModelConfig.
-hidden_update`). With `ModelConfig.center` the output layer learns R - b, b the mean reward of the
-step's earlier roll-outs. An L2 penalty decays every weight a datapoint touches. Each roll-out's
-datapoints are swept `passes` times; a sweep scores all of them with the weights it starts from
-and then applies their updates together (one vectorised step per sweep).
+k = mean_d (Q_d - R)^2 - (Q - R)^2, REINFORCE on the prediction error (`ModelConfig.hidden_update`);
+the `expected` rule replaces the sentence update by the exact gradient of the expected squared
+error over all candidate rows (`_expected_factors`). With `ModelConfig.center` the output layer
+learns R - b, b the mean reward of the step's earlier roll-outs. An L2 penalty decays every weight
+a datapoint touches. Each roll-out's datapoints are swept `passes` times; a sweep scores all of
+them with the weights it starts from and then applies their updates together (one vectorised step
+per sweep).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ class Batch:
     psi: _Sparse | None  # rows = (word, label) pairs, 3 per word
     word_owner: np.ndarray  # (Wz,) datapoint of each labelled word
     word_label: np.ndarray  # (Wz,) sampled label
+    sigs: tuple  # the datapoints' signatures (the `expected` rule scores all their rows)
 
 
 def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
@@ -95,6 +98,7 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
         psi=_cat(psi_parts) if psi_parts else None,
         word_owner=np.concatenate(word_owner) if word_owner else ints,
         word_label=np.concatenate(word_label) if word_label else ints,
+        sigs=tuple(dec.sig for dec in decisions),
     )
 
 
@@ -126,14 +130,19 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
         net.reward_sum += reward
         net.reward_count += 1
     f = batch.f
-    if cfg.backend == "numba":
+    expected = cfg.hidden_update == "expected"
+    if cfg.backend == "numba" and not expected:
         _compiled_sweeps(net, batch, n, target, h_alpha, h_l2)
         net.weights_changed()
         return
     for _ in range(cfg.passes):
         q = np.bincount(f.row, weights=net.w[f.slot] * f.val, minlength=n)
         err = target - q
-        k = _hidden_factor(cfg.hidden_update, q, target)
+        row_coef = None
+        if expected:
+            k, row_coef = _expected_factors(net, batch, q, target)
+        else:
+            k = _hidden_factor(cfg.hidden_update, q, target)
         dw = alpha * (err[f.row] * f.val - l2 * net.w[f.slot])
         du = dv = None
         if batch.phi is not None and len(batch.row_owner):
@@ -141,10 +150,12 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
             n_rows = len(batch.row_owner)
             logits = np.bincount(phi.row, weights=net.u[phi.slot] * phi.val, minlength=n_rows)
             p = _segment_softmax(logits / cfg.temperature, batch.row_start)
-            coef = -p
-            coef[batch.chosen_row] += 1.0
+            if row_coef is None:
+                coef = -p
+                coef[batch.chosen_row] += 1.0
+                row_coef = k[batch.row_owner] * coef
             du = h_alpha * (
-                k[batch.row_owner[phi.row]] * coef[phi.row] * phi.val
+                row_coef[phi.row] * phi.val
                 - h_l2 * net.u[phi.slot] * (phi.val != 0)
             )
         if batch.psi is not None and len(batch.word_owner):
@@ -167,10 +178,12 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
             np.add.at(net.u, batch.phi.slot, du)
         if dv is not None:
             np.add.at(net.v, batch.psi.slot, dv)
+        if expected:
+            net.weights_changed()  # the next sweep scores every row under the new weights
     net.weights_changed()
 
 
-RULES = {"release": 0, "consistent": 1, "error": 2}
+RULES = {"release": 0, "consistent": 1, "error": 2}  # `expected` runs the numpy sweeps
 
 
 def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, h_alpha: float,
@@ -188,6 +201,30 @@ def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, h_a
            phi.slot, phi.val, phi.row, batch.row_owner, batch.row_start, batch.chosen_row,
            psi.slot, psi.val, psi.row, batch.word_owner, batch.word_label,
            net.u, net.v, net.w)  # fmt: skip
+
+
+def _expected_factors(net: ValueNetwork, batch: Batch, q: np.ndarray,
+                      target: float) -> tuple[np.ndarray, np.ndarray]:
+    """The `expected` rule: the exact gradient, over every candidate row y, of the expected
+    squared error E_y[(R - Q_y)^2] (Q_y with the labels in expectation) moves u by
+    -p_y (e_y - E_p[e]) phi_y, so sentences whose own prediction is better than the mixture's
+    gain and the sampled y adds no noise; the labels keep the likelihood-ratio update with
+    k = e(expected labels) - e(sampled labels), a baseline that does not depend on the draw."""
+    row_q = np.concatenate([net.row_q(sig) for sig in batch.sigs])
+    if len(row_q) != len(batch.row_owner):
+        raise AssertionError("candidate rows of the batch and of the network disagree")
+    n_rows = len(row_q)
+    seg = batch.row_start
+    p = np.empty(n_rows)
+    for d, sig in enumerate(batch.sigs):
+        lo = seg[d]
+        hi = seg[d + 1] if d + 1 < len(seg) else n_rows
+        p[lo:hi] = net.scores(sig).p
+    err = (target - row_q) ** 2
+    mean_err = np.add.reduceat(p * err, seg)
+    row_coef = -p * (err - mean_err[batch.row_owner])
+    k = err[batch.chosen_row] - (target - q) ** 2
+    return k, row_coef
 
 
 def _hidden_factor(rule: str, q: np.ndarray, target: float) -> np.ndarray:

@@ -294,6 +294,21 @@ class ValueNetwork:
             q += pred[j, lab]
         return tuple(int(x) for x in labels), q
 
+    def row_q(self, sig: Signature) -> np.ndarray:
+        """Q of every candidate row (NULL last), the labels z taken in expectation: what each
+        sentence alone predicts, so the relevance layer can be moved towards the ones whose
+        prediction is closest to the reward (`hidden_update="expected"`)."""
+        sc = self.scores(sig)
+        if self.config.kind == "linear":
+            return np.array([sc.game])
+        per_row = sc.lang.copy()
+        if self.config.kind == "text":
+            uw = self.features(sig).unit
+            word_q = (sc.marg * self._pred(sig, sc)).sum(axis=1)
+            per_row[: len(uw.sentences)] += np.bincount(uw.rows, weights=word_q,
+                                                         minlength=len(uw.sentences))
+        return sc.game + per_row
+
     def decision_q(self, sig: Signature, y: int, z: tuple[int, ...]) -> float:
         """Q = w . f for given hidden values, from the output rows the learner uses."""
         slot, val = self.rows.output_rows(self.features(sig), y, z)

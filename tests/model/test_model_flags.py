@@ -147,3 +147,38 @@ def test_overlap_ranking_keeps_the_sentences_that_share_label_words(index):
     assert state.features(cheese).unit is state.features(same_state).unit
     _learn(net)  # rows of per-signature candidate sets train as the shared ones do
     assert net.u.any() and net.w.any()
+
+
+@pytest.mark.parametrize("kind", ["nonlinear", "relevance-only", "text"])
+def test_expected_rule_steps_down_the_gradient_of_the_expected_error(index, kind):
+    """`expected` moves u by -alpha d/du sum_y p_y (R - Q_y)^2, checked by finite differences
+    on every weight the datapoint touches (the output layer is frozen so Q_y stays put)."""
+    rng = np.random.default_rng(3)
+    net = _net(index, kind=kind, alpha=0.0, l2=0.0, hidden_l2=0.0, passes=1,
+               hidden_update="expected", hidden_alpha=1e-3)
+    net.w[:] = rng.normal(0.0, 0.3, net.w.shape)
+    net.u[:] = rng.normal(0.0, 0.3, net.u.shape)
+    net.v[:] = rng.normal(0.0, 0.3, net.v.shape)
+    net.weights_changed()
+    reward = 1.0
+
+    def expected_error(u):
+        saved = net.u.copy(), net.v.copy()
+        net.u[:], net.v[:] = u, v0  # the labels' weights as the update saw them
+        net.weights_changed()
+        out = float(net.scores(SIG).p @ (reward - net.row_q(SIG)) ** 2)
+        net.u[:], net.v[:] = saved
+        net.weights_changed()
+        return out
+
+    u0, v0 = net.u.copy(), net.v.copy()
+    update(net, [net.sample(SIG, rng)], reward)
+    moved = np.flatnonzero(net.u != u0)
+    assert len(moved) > 3
+    grad = np.empty(len(moved))
+    for i, slot in enumerate(moved):
+        up, down = u0.copy(), u0.copy()
+        up[slot] += 1e-6
+        down[slot] -= 1e-6
+        grad[i] = (expected_error(up) - expected_error(down)) / 2e-6
+    np.testing.assert_allclose(net.u[moved] - u0[moved], -1e-3 * grad, rtol=1e-4, atol=1e-12)
