@@ -41,7 +41,8 @@ from starlette.staticfiles import StaticFiles
 from nlmcs.errors import UserInputError
 from nlmcs.serve.advice import Advisor
 from nlmcs.serve.config import MAP_PRESETS, ServeConfig
-from nlmcs.serve.sessions import RequestError, SessionTable
+from nlmcs.serve.logs import RequestError
+from nlmcs.serve.sessions import SessionTable
 from nlmcs.serve.views import game_view
 
 log = logging.getLogger(__name__)

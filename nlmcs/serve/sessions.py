@@ -16,7 +16,6 @@ game missing from memory (evicted, or the server restarted) resumes from its log
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 import secrets
@@ -33,6 +32,7 @@ from nlmcs.games.civ.legal import parse_agent
 from nlmcs.games.record import CorpusRecorder
 from nlmcs.games.runner import GameResult, policy_meta
 from nlmcs.serve.config import MAP_PRESETS, ServeConfig
+from nlmcs.serve.logs import LOG_PREFIX, RequestError, log_finished, read_progress
 from nlmcs.serve.opponents import close_opponent, make_opponent
 from nlmcs.serve.views import describe_move, unit_before
 
@@ -40,18 +40,6 @@ log = logging.getLogger(__name__)
 notice = logging.getLogger("nlmcs.notice")
 
 ID_RE = re.compile(r"[0-9a-f]{16}")
-LOG_PREFIX = "human-"
-MAX_LOG_BYTES = 512_000_000
-"""A 100-turn game on the largest map logs a few tens of MB; far more is not one of ours."""
-
-
-class RequestError(Exception):
-    """A request the engine refuses; `status` is the HTTP status the client gets."""
-
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
-        self.message = message
 
 
 class GameSession:
@@ -348,46 +336,3 @@ class SessionTable:
 
 def _show(kind: str, arg) -> str:
     return kind if arg is None else f"{kind} {arg!r}"
-
-
-def log_finished(path: Path) -> bool:
-    """Whether a log's last line is a game's result (read from the end, whatever the size)."""
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, 2)
-            size = fh.tell()
-            fh.seek(max(0, size - 4096))
-            tail = fh.read()
-    except OSError:
-        return False
-    last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1]
-    return tail.endswith(b"\n") and last.startswith(b'{"type":"result"')
-
-
-def read_progress(path: Path) -> tuple[dict, dict | None]:
-    """(game header, last turn line) of one game's log; the turn line is None for a finished
-    game. A log that is damaged, or whose last turn has no state, cannot be resumed."""
-    if path.stat().st_size > MAX_LOG_BYTES:
-        raise RequestError(409, f"{path} is too large to be one of this server's games")
-    header = turn_line = None
-    with open(path, "rb") as fh:
-        for number, raw in enumerate(fh, 1):
-            try:
-                rec = json.loads(raw)
-            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
-                raise RequestError(409, f"{path}:{number}: damaged line; the game cannot be "
-                                        "resumed") from None
-            kind = rec.get("type") if isinstance(rec, dict) else None
-            if number == 1 and kind != "game":
-                break
-            if kind == "game":
-                header = rec
-            elif kind == "turn":
-                turn_line = rec
-            elif kind == "result":
-                turn_line = None
-    if header is None:
-        raise RequestError(409, f"{path}: no game header; the game cannot be resumed")
-    if turn_line is not None and not isinstance(turn_line.get("state"), dict):
-        raise RequestError(409, f"{path}: the last turn has no state; the game cannot be resumed")
-    return header, turn_line

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from corpus.format import read_games
-from nlmcs.serve.sessions import log_finished
+from nlmcs.serve.logs import log_finished
 
 
 def new_game(client, **body) -> dict:
