@@ -74,7 +74,10 @@ def serve_cli(args: argparse.Namespace) -> int:
     if not loopback:
         print(f"note: listening on {args.host}, not only this machine: anyone who reaches it can "
               "play and add games to the corpus", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    # A Server rather than uvicorn.run, which swallows Ctrl-C: after its graceful shutdown (and
+    # the ingest) the signal reaches the CLI, which exits 130 or 143 like every other command.
+    uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
+                                  log_level="warning")).run()
     return 0
 
 

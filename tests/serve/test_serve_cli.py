@@ -15,7 +15,7 @@ def _no_server(monkeypatch):
     """A check that lets a bad option through fails the test instead of serving forever."""
     import uvicorn
 
-    monkeypatch.setattr(uvicorn, "run", lambda *a, **k: pytest.fail("the server started"))
+    monkeypatch.setattr(uvicorn.Server, "run", lambda *a, **k: pytest.fail("the server started"))
 
 
 @pytest.mark.parametrize("argv, words", [
