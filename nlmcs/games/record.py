@@ -3,6 +3,7 @@
 One file may hold several games. Each game's lines are collected in memory and appended to the file
 in one write (then flushed and fsynced) when the game ends, so a crash loses at most the game in
 flight and leaves at most a truncated last game, which the corpus reader reports by line number.
+A caller that plays turn by turn may `flush` earlier (whole lines only).
 A new file is created atomically (temp file in the same directory, then rename). The format is
 documented in README.md under "## Corpus format"; `corpus/format.py` reads and validates it.
 """
@@ -24,6 +25,13 @@ FORMAT = "nlmcs-corpus/1"
 
 def _vec(v: np.ndarray) -> list[float]:
     return [round(float(x), 5) for x in v]
+
+
+def _turn_labels(state: State) -> dict[AgentId, list[str]]:
+    """Every acting agent's words at the start of a turn: a unit that dies or founds a city
+    during its own action still gets the words it had when it chose."""
+    return {a: list(state.agent_labels(a))
+            for p in range(state.num_players) for a in state.agents(p)}
 
 
 class CorpusRecorder:
@@ -54,17 +62,18 @@ class CorpusRecorder:
         })
 
     def on_turn(self, state: State) -> None:
-        # Agent labels are taken at the start of the turn: a unit that dies or founds a city
-        # during its own action still gets the words it had when it chose.
-        self._labels = {
-            a: list(state.agent_labels(a))
-            for p in range(state.num_players)
-            for a in state.agents(p)
-        }
+        self._labels = _turn_labels(state)
         turn = {"type": "turn", "game_id": self.game_id, "turn": state.turn}
         if self.record_states:
             turn["state"] = state.to_json()
         self._emit(turn)
+
+    def continue_game(self, game_id: str, state: State) -> None:
+        """Go on recording game `game_id`, whose header and current `turn` line are already in
+        the file (a game resumed from its own log): the next lines continue that game."""
+        self.game_id = game_id
+        self._lines = []
+        self._labels = _turn_labels(state)
 
     def on_decision(self, state_before_vec: np.ndarray, state: State, turn: int, player: int,
                     agent: AgentId, action: Action, applied: bool,
@@ -85,6 +94,15 @@ class CorpusRecorder:
             "type": "result", "game_id": self.game_id, "turns": int(result.turns),
             "winner": result.winner, "scores": [float(x) for x in result.scores],
         })
+        self.flush()
+        self.games_written += 1
+
+    def flush(self) -> None:
+        """Append the lines collected so far to the file (whole lines, fsynced; a new file
+        appears atomically). The game runner flushes once, at the end; a game played turn by
+        turn (the browser server) flushes after every turn, so a crash loses at most that turn."""
+        if not self._lines:
+            return
         text = "\n".join(self._lines) + "\n"
         self._lines = []
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -95,4 +113,3 @@ class CorpusRecorder:
                 os.fsync(fh.fileno())
         else:
             write_atomic(self.path, text)
-        self.games_written += 1

@@ -1,0 +1,39 @@
+"""How the browser server is set up: one typed config, saved nowhere but checked at the CLI edge."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAP_PRESETS = ("default", "small", "tiny")
+"""`CivConfig.preset` names a new game may ask for."""
+
+
+@dataclass(frozen=True)
+class ServeConfig:
+    """What every game of one server shares."""
+
+    opponent: str = "builtin"
+    """builtin[:easy|normal|hard], random, greedy, or a search method (uct, text, ...)."""
+    corpus: str = "human-play"
+    """Corpus whose `logs/` folder receives every game, and into which finished games are
+    ingested (on request and at shutdown)."""
+    map: str = "small"
+    """Map preset of a new game when the client does not ask for another."""
+    max_turns: int | None = None
+    """Turn limit of every game (None: the game's own, 100)."""
+    ruleset: str = "classic"
+    human: int = 0
+    """The human's seat; the opponent plays the other."""
+    opponent_rollouts: int = 20
+    opponent_depth: int = 5
+    """Search budget of a search opponent per turn (kept small: the player waits for it)."""
+    advice_rollouts: int = 10
+    advice_depth: int = 4
+    """Search budget of the text agent's advice (one request, one search)."""
+    manual: str = "civ-guide"
+    """Manual the text agent reads for its advice (and a text opponent for its play)."""
+    max_games: int = 64
+    """Games held in memory at once; the least recently used is put back to its log (and
+    resumed from it when asked for again)."""
+    max_body_bytes: int = 16_384
+    """Largest request body accepted; a move or an end of turn needs about 100 bytes."""

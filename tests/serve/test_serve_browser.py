@@ -1,0 +1,139 @@
+"""The browser client end to end: a real server (uvicorn on a free loopback port) and a real
+headless browser (Debian's chromium driven by Playwright, DESIGN §10). The test opens the page,
+starts a game, founds a city, changes its production, moves a unit, asks the text agent, ends
+the turn and checks that the game's corpus log holds exactly those decisions; a screenshot is
+taken (and copied to $NLMCS_SCREENSHOT when set). Skips, saying why, where chromium or
+Playwright is missing (`apt-get install chromium`; `playwright install` is not needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import socket
+import threading
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path(os.environ.get("NLMCS_CHROMIUM", "/usr/bin/chromium"))
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="Playwright for Python is not installed "
+                                          "(pip install playwright)")  # fmt: skip
+    if not CHROMIUM.is_file():
+        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture
+def server():
+    """(base URL, app) of a server running in a thread; stopped (and so ingesting) at the end."""
+    import uvicorn
+
+    from nlmcs.serve.app import create_app
+    from nlmcs.serve.config import ServeConfig
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    app = create_app(ServeConfig(corpus=f"serve-browser-{uuid.uuid4().hex[:8]}", map="small"))
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not srv.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "server did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}", app
+    finally:
+        srv.should_exit = True
+        thread.join(timeout=60)
+
+
+def test_play_a_turn_in_the_browser_and_find_it_in_the_corpus_log(browser, server, tmp_path):
+    url, app = server
+    page = browser.new_page(viewport={"width": 1400, "height": 950})
+    problems = []
+    page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning")
+            else None)  # fmt: skip
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(url + "/")
+    page.locator("#seed").fill("3")
+    page.locator("#new-game").click()
+    page.wait_for_function("location.hash.startsWith('#game=')")
+    game_id = page.evaluate("location.hash").removeprefix("#game=")
+    assert page.locator("#turn").inner_text().startswith("turn 0 / 100")
+
+    # Select the first settlers in the list and found a city with it.
+    page.locator("#agents li", has_text=re.compile(r"unit:\d+ settlers")).first.click()
+    settlers = page.locator("#agents li.selected").get_attribute("data-agent")
+    page.locator(".action[data-kind=build_city]").click()
+    city = page.locator("#agents li", has_text="city")
+    city.wait_for()
+    city_agent = city.get_attribute("data-agent")
+
+    # The city: change what it builds.
+    city.click()
+    page.locator("#build-select").select_option(label="build settlers (40 shields)")
+    page.wait_for_function(f"document.querySelector('#agents li[data-agent=\"{city_agent}\"]')"
+                           ".classList.contains('done')")
+    assert "build settlers" in page.locator(f"#agents li[data-agent=\"{city_agent}\"]").inner_text()
+
+    # Move the warriors one step by clicking a highlighted tile on the map.
+    page.locator("#agents li", has_text="warriors").click()
+    warriors = page.locator("#agents li.selected").get_attribute("data-agent")
+    view = page.evaluate(f"fetch('/api/games/{game_id}').then(r => r.json())")
+    moves = [a for a in next(a for a in view["agents"] if a["agent"] == warriors)["actions"]
+             if a["kind"] == "move"]
+    target = moves[0]["target"]
+    tile = page.evaluate("tile")
+    width = view["state"]["map"]["width"]
+    page.locator("#map").click(position={"x": (target % width + 0.5) * tile,
+                                         "y": (target // width + 0.5) * tile})
+    page.wait_for_function(f"document.querySelector('#agents li[data-agent=\"{warriors}\"]')"
+                           ".classList.contains('done')")
+
+    # End the turn with the keyboard; the opponent's moves are listed.
+    page.locator("#map").click(position={"x": 1, "y": 1})
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelector('#turn').textContent.startsWith('turn 1 ')")
+    assert page.locator("#opponent-moves li").count() >= 1
+
+    # Ask the text agent about the other settlers.
+    page.locator("#agents li", has_text=re.compile(r"unit:\d+ settlers")).click()
+    page.locator("#advice-button").click()
+    page.locator("#advice blockquote").wait_for(timeout=120_000)
+    advice = page.locator("#advice").inner_text()
+    assert "Text agent would" in advice and "p = " in advice
+
+    shot = tmp_path / "serve.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 20_000 and shot.read_bytes()[:4] == b"\x89PNG"
+    if os.environ.get("NLMCS_SCREENSHOT"):
+        shutil.copyfile(shot, os.environ["NLMCS_SCREENSHOT"])
+    assert not problems, problems
+
+    path = app.state.table.logs / f"human-{game_id}.jsonl"
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    mine = [(x["agent"], x["action"]["kind"], x["action"]["arg"]) for x in lines
+            if x["type"] == "decision" and x["player"] == 0]
+    assert mine == [(settlers, "build_city", None), (city_agent, "build", "settlers"),
+                    (warriors, "move", moves[0]["arg"])]
+    assert lines[0]["players"][0] == {"player": 0, "kind": "human", "name": "human"}
+    assert lines[-1]["type"] == "turn" and lines[-1]["turn"] == 1
+    page.close()
