@@ -6,30 +6,6 @@ needed)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-import pytest
-
-CHROMIUM = Path(os.environ.get("NLMCS_CHROMIUM", "/usr/bin/chromium"))
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="Playwright for Python is not installed "
-                                          "(pip install playwright)")  # fmt: skip
-    if not CHROMIUM.is_file():
-        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
-
 
 def test_report_renders_in_chromium_without_errors(browser, text_game, tmp_path):
     _, report = text_game

@@ -15,28 +15,8 @@ import socket
 import threading
 import time
 import uuid
-from pathlib import Path
 
 import pytest
-
-CHROMIUM = Path(os.environ.get("NLMCS_CHROMIUM", "/usr/bin/chromium"))
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="Playwright for Python is not installed "
-                                          "(pip install playwright)")  # fmt: skip
-    if not CHROMIUM.is_file():
-        pytest.skip(f"no chromium at {CHROMIUM} (apt-get install chromium)")
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
 
 
 @pytest.fixture
