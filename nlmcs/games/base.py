@@ -63,17 +63,21 @@ class State(abc.ABC):
     def end_turn(self, rng: np.random.Generator) -> None:
         """Close the turn: cities grow and build, research advances, the turn counter moves on."""
 
+    def player_order(self) -> list[int]:
+        """Who moves when in this turn: the order rotates with the turn so that neither side
+        always strikes first. Every loop that plays a turn (here, the game runner, the browser
+        server) follows it."""
+        n = self.num_players
+        return [(self.turn + k) % n for k in range(n)]
+
     def apply_joint_actions(
         self, actions: Mapping[int, JointAction], rng: np.random.Generator
     ) -> None:
-        """Play one turn: `actions[player][agent]` for every player, then `end_turn`.
-
-        Players move in turn-rotating order so neither side always strikes first; agents missing
-        from the mapping wait. Chance (combat rounds, ...) draws from `rng` only.
+        """Play one turn: `actions[player][agent]` for every player in `player_order`, then
+        `end_turn`. Agents missing from the mapping wait. Chance (combat rounds, ...) draws
+        from `rng` only.
         """
-        n = self.num_players
-        for k in range(n):
-            player = (self.turn + k) % n
+        for player in self.player_order():
             for agent, action in actions.get(player, {}).items():
                 self.apply_action(agent, action, rng)
         self.end_turn(rng)

@@ -74,8 +74,7 @@ def play_game(
             h.on_turn(state)
         joint = {p: policies[p].joint_action(state, p, rng) for p in range(n)}
         turn = state.turn
-        for k in range(n):
-            player = (turn + k) % n
+        for player in state.player_order():
             for agent, action in joint[player].items():
                 if not watch:
                     state.apply_action(agent, action, rng)

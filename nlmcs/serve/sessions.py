@@ -82,7 +82,8 @@ class GameSession:
         self.acted = {}
         self.pending = {p: self.opponent.joint_action(s, p, self.rng)
                         for p in range(s.num_players) if p != self.human}
-        for p in self._order()[: self._order().index(self.human)]:
+        order = s.player_order()
+        for p in order[: order.index(self.human)]:
             self._play_opponent(p)
 
     def end_turn(self, *, turn: int) -> None:
@@ -90,7 +91,7 @@ class GameSession:
         begins (or the game ends and its result is written)."""
         self._check_open(turn)
         self.opponent_moves = []
-        order = self._order()
+        order = self.state.player_order()
         for p in order[order.index(self.human) + 1:]:
             self._play_opponent(p)
         if not self.finished:
@@ -132,10 +133,6 @@ class GameSession:
         return self.state.clone()
 
     # --- helpers -----------------------------------------------------------------------------
-    def _order(self) -> list[int]:
-        n = self.state.num_players
-        return [(self.state.turn + k) % n for k in range(n)]
-
     def _check_open(self, turn: int) -> None:
         if self.closed and not self.finished:
             raise RequestError(409, f"game {self.id} was put back to its log; reload the game")

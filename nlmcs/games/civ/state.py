@@ -95,10 +95,8 @@ class CivState(State):
     def apply_joint_actions(self, actions, rng: np.random.Generator) -> None:
         """`State.apply_joint_actions` with the dispatcher called directly: the same order and
         the same results, less call overhead in the roll-outs' inner loop."""
-        n = len(self.players)
         apply = rules.apply_action
-        for k in range(n):
-            player = (self.turn + k) % n
+        for player in self.player_order():
             for agent, action in actions.get(player, {}).items():
                 if not self._over:
                     apply(self, agent, action, rng)
