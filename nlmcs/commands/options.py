@@ -138,7 +138,8 @@ SEARCH_OPTIONS = ("rollouts", "depth", "workers", "batch", "learn_steps", "real_
                   "prior_floor", "prior_weight")
 MODEL_OPTIONS = ("alpha", "l2", "passes", "hidden_update", "hidden", "hidden_alpha", "hidden_l2",
                  "persist", "center", "normalize", "overlap_state", "prior_overlap", "prior_match",
-                 "table_bits", "max_sentences", "rank_sentences", "grounding_features")
+                 "advice", "prior_advice", "table_bits", "max_sentences", "rank_sentences",
+                 "grounding_features")
 
 
 def add_search_options(p) -> None:
@@ -181,6 +182,10 @@ def add_search_options(p) -> None:
                    help="starting weight of the overlap relevance features")
     m.add_argument("--prior-match", type=float,
                    help="starting weight of the grounding (match) output features")
+    m.add_argument("--advice", action=flag,
+                   help="output feature: the sentence names both the action and the state")
+    m.add_argument("--prior-advice", type=float,
+                   help="starting weight of the advice feature (with --advice)")
     m.add_argument("--table-bits", type=int, help="log2 of each weight table size (18)")
     m.add_argument("--max-sentences", type=int, help="candidate sentence cap")
     m.add_argument("--rank-sentences", choices=("document", "state", "state-action"),
@@ -213,7 +218,7 @@ def configs(args):
     for name in ("alpha", "l2", "hidden_alpha", "hidden_l2"):
         if getattr(mcfg, name) is not None:
             finite(name.replace("_", "-"), getattr(mcfg, name), low=0.0)
-    for name in ("prior_overlap", "prior_match"):
+    for name in ("prior_overlap", "prior_match", "prior_advice"):
         finite(name.replace("_", "-"), getattr(mcfg, name))
     for name in ("puct_c", "prior_weight"):
         finite(name.replace("_", "-"), getattr(scfg, name), low=0.0)
@@ -226,7 +231,7 @@ def configs(args):
 
 
 MODEL_BOUNDS = {"alpha": 1.0, "hidden_alpha": 1.0, "l2": 1.0, "hidden_l2": 1.0,
-                "prior_overlap": 100.0, "prior_match": 100.0}
+                "prior_overlap": 100.0, "prior_match": 100.0, "prior_advice": 100.0}
 """Largest magnitude of each real-valued model option: beyond them the weights overflow within
 a few updates and every Q value becomes NaN (the defaults are 1e-4, 0.01 and 0)."""
 

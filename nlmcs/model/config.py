@@ -66,6 +66,14 @@ class ModelConfig:
     prior_match: float = 0.0
     """Starting weight of the two grounding features (action-labelled words naming the
     candidate action, state-labelled words naming the state)."""
+    advice: bool = False
+    """Add one shared output feature, 1 for a candidate sentence that names both the
+    candidate action (a word of the action's labels that is not a state word) and the agent's
+    state (a state word that is not an action word): the sentence gives advice about this
+    action here. Its weight learns how far the manual's advice predicts the roll-outs' rewards;
+    on the random twin the same words co-occur by chance, so only a real manual can make it pay."""
+    prior_advice: float = 0.0
+    """Starting weight of the advice feature (with `advice`)."""
     hidden: Literal["sample", "expect"] = "sample"
     """sample: y and z drawn at `temperature` per evaluation (release); expect: every choice
     uses the exact expectation of Q over y and z (label marginals propagated parent before
@@ -105,6 +113,7 @@ class ModelConfig:
 RELEASE = {
     "hidden_update": "release", "hidden_alpha": None, "hidden_l2": None, "persist": "none",
     "center": False, "normalize": False, "overlap_state": False, "prior_overlap": 0.0,
-    "prior_match": 0.0, "max_sentences": None, "rank_sentences": "document",
+    "prior_match": 0.0, "advice": False, "prior_advice": 0.0, "max_sentences": None,
+    "rank_sentences": "document",
     "grounding_features": False, "alpha": 1e-4, "l2": 0.01, "passes": 7, "hidden": "sample",
 }  # fmt: skip

@@ -36,7 +36,7 @@ def text_scores(
     lang_slots, pred_slots, match, grounding,  # output features: (P, Wc), (P, Wc, 2), (Wc, 2)
     psi_static, flags, labels,  # label features: (Wc, 3, 7), (Wc, 3); labels False: relevance-only
     u, v, w, overlap_slot, overlap_state_slot, null_slots, flag_slots, plabel_slots, match_slots,
-    temperature, game,
+    temperature, game, advice, advice_slot,  # advice: (C,) values of the advice feature
 ):
     """E[Q] of one signature of the text kinds and the pieces sampling needs: relevance p
     (C+1), language score per row (C+1), p(z | parent label) (Wc, 4, 3), label marginals
@@ -52,6 +52,8 @@ def text_scores(
         for k in range(n_parts):
             s += w[lang_slots[k, j]]
         lang[r] += s * norm[j]
+    for r in range(n_rows):
+        lang[r] += w[advice_slot] * advice[r]
     u_overlap = u[overlap_slot]
     u_state = u[overlap_state_slot]
     for r in range(n_rows):
@@ -191,7 +193,7 @@ def warm_up() -> None:
         np.zeros((1, 0), np.int64), np.zeros((1, 0, 2), np.int64), np.zeros((0, 2)), True,
         np.zeros((0, 3, 7), np.int64), np.zeros((0, 3), np.bool_), True, table, table, table,
         0, 0, np.zeros(2, np.int64), np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64),
-        np.zeros(2, np.int64), 1.0, 0.0,
+        np.zeros(2, np.int64), 1.0, 0.0, f0, 0,
     )  # fmt: skip
     sweeps(1, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64),
            1, i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, table, table, table.copy())

@@ -90,6 +90,8 @@ class ValueNetwork:
                 self.u[rows.overlap_state_slot] = cfg.prior_overlap
         if cfg.prior_match:
             self.w[rows.match_slots] = cfg.prior_match
+        if cfg.advice and cfg.prior_advice:
+            self.w[rows.advice_slot] = cfg.prior_advice
 
     def weights_changed(self) -> None:
         self._scores.clear()
@@ -123,6 +125,7 @@ class ValueNetwork:
         uw = feats.unit
         n = len(uw.sentences)
         state_overlap = rows.state_overlap(feats) if cfg.overlap_state else np.zeros(n)
+        advice = np.zeros(n) if feats.advice is None else feats.advice
         p, lang, cond, marg, pred, expected = text_scores(
             n, uw.rows, uw.parent, uw.order, uw.norm,
             uw.phi_word, feats.parts[0].phi, feats.parts[1].overlap, state_overlap,
@@ -132,7 +135,7 @@ class ValueNetwork:
             cfg.grounding_features, uw.psi_static, feats.flags, cfg.kind == "text",
             self.u, self.v, self.w, rows.overlap_slot, rows.overlap_state_slot, rows.null_slots,
             rows.flag_slots, rows.plabel_slots, rows.match_slots, cfg.temperature,
-            float(self.w[feats.game].sum()),
+            float(self.w[feats.game].sum()), advice, rows.advice_slot,
         )  # fmt: skip
         if cfg.kind != "text":
             return SigScores(float(self.w[feats.game].sum()), p, lang, None, None, None, expected)
@@ -211,6 +214,8 @@ class ValueNetwork:
         lang = np.zeros(n_rows + 1)
         for part in parts:
             lang[:n_rows] += part[1]
+        if feats.advice is not None:
+            lang[:n_rows] += self.w[self.rows.advice_slot] * feats.advice
         if cfg.kind == "relevance-only":
             return SigScores(game, p, lang, None, None, None, game + float(p @ lang))
         cond, marg, mkey = self._labels(uw, feats.flag_key, static, feats.flags)

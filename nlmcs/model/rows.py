@@ -85,6 +85,7 @@ class SigFeatures:
     keys: list[tuple] | None = None  # cache keys of `parts`
     flags: np.ndarray | None = None  # (Wc, 3) word is a state / unit / action word
     flag_key: tuple | None = None  # identifies `flags` for the label-layer cache
+    advice: np.ndarray | None = None  # (C,) the sentence names the action and the state
     latent_phi: np.ndarray | None = None  # (K, k) u slots of the latent states
     latent_f: np.ndarray | None = None  # (K, k) w slots under each latent state
 
@@ -128,6 +129,7 @@ class FeatureRows:
         self.plabel_slots = slots(mix(T.PSI_PLABEL, np.arange(4, dtype=np.uint64)[:, None], lab), b)
         self.flag_slots = slots(mix(T.PSI_FLAG, np.arange(3, dtype=np.uint64)[:, None], lab), b)
         self.match_slots = slots(mix(T.MATCH, np.arange(2, dtype=np.uint64)), b) + off
+        self.advice_slot = int(slots(mix(T.ADVICE), b)) + off
 
     @property
     def text(self) -> bool:
@@ -297,6 +299,8 @@ class FeatureRows:
             # Equal flags <=> the same label words occur in the sentences: a cheap cache key.
             feats.flag_key = (unit,) + tuple(k for k, p in zip(keys[1:], feats.parts[1:],
                                                                 strict=True) if p.mask.any())
+            if cfg.advice:
+                feats.advice = self.advice(uw, feats.flags)
         self._features[sig] = feats
         return feats
 
@@ -338,6 +342,17 @@ class FeatureRows:
             out += part.overlap
         return out
 
+    @staticmethod
+    def advice(uw: UnitWords, flags: np.ndarray) -> np.ndarray:
+        """(C,) 1 where the sentence holds an action word that is not a state word and a state
+        word that is not an action word ("move ... hills" from grassland: a sentence naming
+        hills and grassland), else 0."""
+        n = len(uw.sentences)
+        state, action = flags[:, 0], flags[:, 2]
+        names_action = np.bincount(uw.rows, weights=action & ~state, minlength=n) > 0
+        names_state = np.bincount(uw.rows, weights=state & ~action, minlength=n) > 0
+        return (names_action & names_state).astype(float)
+
     def output_rows(self, feats: SigFeatures, y: int, z: tuple[int, ...]) -> Sparse:
         """f active for hidden values (y, z): game features; the latent state's features; or
         the chosen sentence's language features, and for its action- and state-labelled words
@@ -352,6 +367,8 @@ class FeatureRows:
             norm = feats.unit.norm[lo:hi]
             lang = feats.lang(lo, hi)
             parts.append((lang.ravel(), np.repeat(norm, lang.shape[1])))
+            if feats.advice is not None and feats.advice[y]:
+                parts.append((np.array([self.advice_slot]), feats.advice[y:y + 1]))
             if kind == "text" and z:
                 z = np.asarray(z)
                 labelled = np.flatnonzero(z < 2)

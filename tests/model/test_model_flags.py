@@ -182,3 +182,40 @@ def test_expected_rule_steps_down_the_gradient_of_the_expected_error(index, kind
         down[slot] -= 1e-6
         grad[i] = (expected_error(up) - expected_error(down)) / 2e-6
     np.testing.assert_allclose(net.u[moved] - u0[moved], -1e-3 * grad, rtol=1e-4, atol=1e-12)
+
+
+def test_advice_marks_sentences_that_name_the_action_and_the_state(index):
+    net = _net(index, advice=True)
+    ids, _ = net.relevance(SIG)
+    advice = dict(zip(ids[:-1], net.features(SIG).advice, strict=True))
+    assert advice[0] == 1.0  # "Settlers irrigate grassland quickly."
+    assert all(v == 0.0 for s, v in advice.items() if s != 0)
+    mine = Signature(("settlers",), ("mine",), "mine", ("grassland",))
+    assert not net.features(mine).advice.any()  # "Settlers mine hills": not this state
+    assert _net(index).features(SIG).advice is None
+
+
+def test_advice_weight_moves_q_by_the_advising_sentences_relevance(index):
+    off, on = _net(index), _net(index, advice=True, prior_advice=0.4)
+    assert on.w[on.rows.advice_slot] == 0.4 and off.w[off.rows.advice_slot] == 0.0
+    off.w[off.rows.advice_slot] = 0.4  # without the flag the slot is never read
+    off.weights_changed()
+    ids, p = on.relevance(SIG)
+    gain = on.expected_q([SIG])[0] - off.expected_q([SIG])[0]
+    assert gain == pytest.approx(0.4 * p[list(ids).index(0)], abs=1e-12)
+
+
+def test_advice_weight_learns_only_from_advising_sentences(index):
+    net = _net(index, advice=True)
+    slot = net.rows.advice_slot
+    ids, _ = net.relevance(SIG)
+    rng = np.random.default_rng(0)
+    steps = []
+    for _ in range(40):
+        d = net.sample(SIG, rng)
+        before = net.w[slot]
+        update(net, [d], 1.0)
+        assert (net.w[slot] != before) == (ids[d.y] == 0)
+        steps.append(net.w[slot] - before)
+    first = next(s for s in steps if s)
+    assert first > 0  # the first reward is above the zero prediction: the weight rises

@@ -27,6 +27,7 @@ VARIANTS = [
     {},
     {"normalize": True, "overlap_state": True, "grounding_features": False},
     {"rank_sentences": "state", "max_sentences": 2, "temperature": 0.7},
+    {"advice": True, "rank_sentences": "state", "max_sentences": 3},
 ]
 
 
