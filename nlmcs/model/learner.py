@@ -130,7 +130,8 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
         net.reward_sum += reward
         net.reward_count += 1
     f = batch.f
-    expected = cfg.hidden_update == "expected"
+    # `expected` needs hidden rows; the linear model has none, so any rule is its plain update.
+    expected = cfg.hidden_update == "expected" and batch.phi is not None
     if cfg.backend == "numba" and not expected:
         _compiled_sweeps(net, batch, n, target, h_alpha, h_l2)
         net.weights_changed()
@@ -196,7 +197,8 @@ def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, h_a
     empty = _cat([])
     phi = batch.phi if batch.phi is not None else empty
     psi = batch.psi if batch.psi is not None else empty
-    sweeps(cfg.passes, target, RULES[cfg.hidden_update], cfg.alpha, cfg.l2, h_alpha, h_l2,
+    rule = RULES.get(cfg.hidden_update, 0)  # `expected` only gets here without hidden rows
+    sweeps(cfg.passes, target, rule, cfg.alpha, cfg.l2, h_alpha, h_l2,
            cfg.temperature, batch.f.slot, batch.f.val, batch.f.row, n,
            phi.slot, phi.val, phi.row, batch.row_owner, batch.row_start, batch.chosen_row,
            psi.slot, psi.val, psi.row, batch.word_owner, batch.word_label,

@@ -219,3 +219,13 @@ def test_advice_weight_learns_only_from_advising_sentences(index):
         steps.append(net.w[slot] - before)
     first = next(s for s in steps if s)
     assert first > 0  # the first reward is above the zero prediction: the weight rises
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_every_rule_trains_the_linear_model_alike(index, backend):
+    """The hidden rule has nothing to act on without hidden layers (`expected` once crashed)."""
+    nets = [_net(index, kind="linear", hidden_update=rule, backend=backend)
+            for rule in ("release", "expected")]
+    for net in nets:
+        _learn(net, n=3)
+    assert nets[0].w.any() and np.array_equal(nets[0].w, nets[1].w)
