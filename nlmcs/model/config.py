@@ -41,7 +41,7 @@ class ModelConfig:
     and labels whose features predict the reward better become more likely; expected: u steps
     down the exact gradient of E_y[(R - Q_y)^2] over every candidate row (no draw, no batch
     baseline; a single datapoint learns), labels as `error` with the error of the expected
-    labels as baseline. `expected` runs the numpy sweeps (no compiled kernel yet)."""
+    labels as baseline. Every rule has compiled sweeps (`nlmcs.model.kernels`)."""
     hidden_alpha: float | None = None
     """Learning rate of u and v (None: `alpha`)."""
     hidden_l2: float | None = None

@@ -37,7 +37,7 @@ class NetworkEvaluator:
         if self.net.config.backend == "numba":
             from nlmcs.model.kernels import warm_up
 
-            warm_up()
+            warm_up(expected=self.net.config.hidden_update == "expected")
 
     def reset(self) -> None:
         self.net.reset()

@@ -182,9 +182,151 @@ def sweeps(
                 v[psi_slot[e]] += dv[e]
 
 
-def warm_up() -> None:
-    """Load (or compile) both kernels now, on tiny inputs, so the first real step does not pay
-    for it: numba compiles on first call and caches the machine code on disk."""
+
+@njit(cache=True)
+def _label_marginals(v, static, flags, parent, order, flag_slots, plabel_slots, temperature,
+                     marg):
+    """Marginal label probabilities (Wc, 3) of the candidate words, parents before children;
+    as `text_scores` computes them, for many signatures' words at once."""
+    logit = np.empty(3)
+    row = np.empty(3)
+    cond = np.empty((4, 3))
+    conds = np.empty((len(parent), 4, 3))
+    for j in range(len(parent)):
+        for lab in range(3):
+            s = 0.0
+            for t in range(static.shape[2]):
+                s += v[static[j, lab, t]]
+            for f in range(3):
+                if flags[j, f]:
+                    s += v[flag_slots[f, lab]]
+            logit[lab] = s
+        for lp in range(4):
+            for lab in range(3):
+                row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
+            _softmax_into(row, cond[lp], temperature)
+        conds[j] = cond
+    for i in range(len(order)):
+        j = order[i]
+        par = parent[j]
+        for lab in range(3):
+            if par < 0:
+                marg[j, lab] = conds[j, ROOT, lab]
+            else:
+                marg[j, lab] = (marg[par, 0] * conds[j, 0, lab] + marg[par, 1] * conds[j, 1, lab]
+                                + marg[par, 2] * conds[j, 2, lab])
+
+
+@njit(cache=True)
+def _row_q_into(w, v, row_sig, game_slot, game_owner, lang_slot, lang_val, lang_row,
+                pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags,
+                flag_slots, plabel_slots, temperature, game, pred, marg, row_q):
+    """Q of every distinct candidate row with the labels in expectation
+    (`ValueNetwork.row_q`): the signature's game score, the row's language (or latent) score
+    and, over the row's words, E_z[w . f_predicate] under the label marginals."""
+    game[:] = 0.0
+    for e in range(len(game_slot)):
+        game[game_owner[e]] += w[game_slot[e]]
+    for r in range(len(row_sig)):
+        row_q[r] = game[row_sig[r]]
+    for e in range(len(lang_slot)):
+        row_q[lang_row[e]] += w[lang_slot[e]] * lang_val[e]
+    if len(word_row) == 0:
+        return
+    pred[:] = 0.0
+    for e in range(len(pred_slot)):
+        pred[pred_idx[e]] += w[pred_slot[e]] * pred_val[e]
+    _label_marginals(v, static, flags, parent, order, flag_slots, plabel_slots, temperature,
+                     marg)
+    for j in range(len(word_row)):
+        row_q[word_row[j]] += marg[j, 0] * pred[2 * j] + marg[j, 1] * pred[2 * j + 1]
+
+
+@njit(cache=True)
+def expected_sweeps(
+    passes, target, alpha, l2, h_alpha, h_l2, temperature,
+    f_slot, f_val, f_row, n_data,  # output features per datapoint
+    phi_slot, phi_val, phi_row, row_owner, row_start, chosen_row,  # relevance rows
+    psi_slot, psi_val, psi_row, word_owner, word_label,  # label rows, 3 per word
+    row_src, row_sig,  # Q of every candidate row, from its signature's distinct rows: game,
+    game_slot, game_owner, lang_slot, lang_val, lang_row,  # language (or latent) and the
+    pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags,  # expected labels
+    flag_slots, plabel_slots,
+    u, v, w,
+):
+    """`sweeps` for `hidden_update="expected"` (`nlmcs.model.learner._expected_factors`): each
+    pass scores every candidate row of every datapoint under the weights it starts from, moves
+    u by -p_y (e_y - E_p[e]) phi_y and the labels by k = e(expected labels) - e(sampled)."""
+    n_rows = len(row_owner)
+    n_lab = len(word_owner)
+    q = np.empty(n_data)
+    k = np.zeros(n_data)
+    dw = np.empty(len(f_slot))
+    du = np.empty(len(phi_slot))
+    dv = np.empty(len(psi_slot))
+    logits = np.empty(n_rows)
+    prob = np.empty(n_rows)
+    err = np.empty(n_rows)
+    mean_err = np.empty(n_data)
+    row_q = np.empty(len(row_sig))
+    game = np.empty(n_data)
+    pred = np.empty(2 * len(word_row))
+    marg = np.empty((len(word_row), 3))
+    lab_logits = np.empty(3 * n_lab)
+    lab_prob = np.empty(3 * n_lab)
+    for _ in range(passes):
+        q[:] = 0.0
+        for e in range(len(f_slot)):
+            q[f_row[e]] += w[f_slot[e]] * f_val[e]
+        for e in range(len(f_slot)):
+            dw[e] = alpha * ((target - q[f_row[e]]) * f_val[e] - l2 * w[f_slot[e]])
+        if n_rows:
+            _row_q_into(w, v, row_sig, game_slot, game_owner, lang_slot, lang_val, lang_row,
+                        pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags,
+                        flag_slots, plabel_slots, temperature, game, pred, marg, row_q)
+            logits[:] = 0.0
+            for e in range(len(phi_slot)):
+                logits[phi_row[e]] += u[phi_slot[e]] * phi_val[e]
+            for d in range(len(row_start)):
+                lo = row_start[d]
+                hi = row_start[d + 1] if d + 1 < len(row_start) else n_rows
+                _softmax_into(logits[lo:hi], prob[lo:hi], temperature)
+            mean_err[:] = 0.0
+            for r in range(n_rows):
+                err[r] = (target - row_q[row_src[r]]) ** 2
+                mean_err[row_owner[r]] += prob[r] * err[r]
+            for d in range(n_data):
+                k[d] = err[chosen_row[d]] - (target - q[d]) ** 2
+            for e in range(len(phi_slot)):
+                r = phi_row[e]
+                coef = -prob[r] * (err[r] - mean_err[row_owner[r]])
+                decay = h_l2 * u[phi_slot[e]] if phi_val[e] != 0 else 0.0
+                du[e] = h_alpha * (coef * phi_val[e] - decay)
+        if n_lab:
+            lab_logits[:] = 0.0
+            for e in range(len(psi_slot)):
+                lab_logits[psi_row[e]] += v[psi_slot[e]] * psi_val[e]
+            for j in range(n_lab):
+                _softmax_into(lab_logits[3 * j: 3 * j + 3], lab_prob[3 * j: 3 * j + 3],
+                              temperature)
+            for e in range(len(psi_slot)):
+                r = psi_row[e]
+                j = r // 3
+                coef = (1.0 if r - 3 * j == word_label[j] else 0.0) - lab_prob[r]
+                decay = h_l2 * v[psi_slot[e]] if psi_val[e] != 0 else 0.0
+                dv[e] = h_alpha * (k[word_owner[j]] * coef * psi_val[e] - decay)
+        for e in range(len(f_slot)):
+            w[f_slot[e]] += dw[e]
+        for e in range(len(phi_slot)):
+            u[phi_slot[e]] += du[e]
+        for e in range(len(psi_slot)):
+            v[psi_slot[e]] += dv[e]
+
+
+def warm_up(expected: bool = False) -> None:
+    """Load (or compile) the kernels now, on tiny inputs, so the first real step does not pay
+    for it: numba compiles on first call and caches the machine code on disk. `expected`: also
+    the sweeps of that rule."""
     i0, f0 = np.zeros(0, np.int64), np.zeros(0)
     one = np.zeros(1)
     table = np.zeros(4)
@@ -197,3 +339,11 @@ def warm_up() -> None:
     )  # fmt: skip
     sweeps(1, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64),
            1, i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, table, table, table.copy())
+    if expected:
+        expected_sweeps(
+            1, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64), 1,
+            i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, i0, i0, i0, i0, i0, f0, i0, i0, f0, i0, i0,
+            i0, i0,
+            np.zeros((0, 3, 7), np.int64), np.zeros((0, 3), np.bool_), np.zeros((3, 3), np.int64),
+            np.zeros((4, 3), np.int64), table, table, table.copy(),
+        )  # fmt: skip

@@ -18,12 +18,14 @@ per sweep).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from nlmcs.model.network import Decision, ValueNetwork
+from nlmcs.model.rows import FeatureRows, SigFeatures
 
 
 @dataclass
@@ -55,6 +57,30 @@ class Batch:
     word_owner: np.ndarray  # (Wz,) datapoint of each labelled word
     word_label: np.ndarray  # (Wz,) sampled label
     sigs: tuple  # the datapoints' signatures (the `expected` rule scores all their rows)
+    row_q: RowQRows | None = None  # the same for the compiled `expected` sweeps
+
+
+@dataclass
+class RowQRows:
+    """Weight-free rows of every candidate row's Q with the labels in expectation
+    (`ValueNetwork.row_q`), so the compiled `expected` sweeps score all of a roll-out's rows in
+    one call per pass instead of one network call per signature. A signature the roll-out
+    holds several times is scored once: its rows are the `distinct` rows."""
+
+    row_src: np.ndarray  # (R,) distinct row each candidate row of the batch reads
+    row_sig: np.ndarray  # (Ru,) distinct signature of each distinct row
+    game: _Sparse  # rows = distinct signatures
+    lang: _Sparse  # rows = distinct rows: language (or latent) output features
+    pred: _Sparse  # rows = 2 word + label (action, state): predicate features, matches
+    word_row: np.ndarray  # (Wc,) distinct row of each candidate word (text kind)
+    parent: np.ndarray  # (Wc,) parent word, -1 under the root
+    order: np.ndarray  # (Wc,) the words, parents before children
+    static: np.ndarray  # (Wc, 3, 7) v slots
+    flags: np.ndarray  # (Wc, 3) word flags of the label layer
+
+
+_ROW_Q_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Per `FeatureRows`: each signature's row-Q pieces (`_sig_row_q`), weight-free like them."""
 
 
 def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
@@ -88,18 +114,117 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
         chosen.append(n_rows + dec.y)
         n_rows += k
     ints = np.zeros(0, np.int64)
+    row_start = np.array(row_start, np.int64)
+    row_owner = np.concatenate(row_owner) if row_owner else ints
+    row_q = None
+    cfg = net.config
+    if cfg.hidden_update == "expected" and cfg.backend == "numba" and kind != "linear":
+        row_q = _row_q_rows(rows, [dec.sig for dec in decisions], row_owner, row_start)
     return Batch(
         n=len(decisions),
         f=_cat(f_parts),
         phi=_cat(phi_parts) if phi_parts else None,
-        row_owner=np.concatenate(row_owner) if row_owner else ints,
-        row_start=np.array(row_start, np.int64),
+        row_owner=row_owner,
+        row_start=row_start,
         chosen_row=np.array(chosen, np.int64),
         psi=_cat(psi_parts) if psi_parts else None,
         word_owner=np.concatenate(word_owner) if word_owner else ints,
         word_label=np.concatenate(word_label) if word_label else ints,
         sigs=tuple(dec.sig for dec in decisions),
+        row_q=row_q,
     )
+
+
+def _row_q_rows(rows: FeatureRows, sigs: list, row_owner: np.ndarray,
+                row_start: np.ndarray) -> RowQRows:
+    """The terms of every candidate row's Q (`ValueNetwork.row_q`) as sparse rows, with the
+    candidate words' label-layer slots for the marginals: what `kernels.expected_sweeps`
+    needs to rescore the rows each pass."""
+    distinct: dict = {}
+    place = np.array([distinct.setdefault(sig, len(distinct)) for sig in sigs])
+    pieces = [_sig_row_q(rows, sig) for sig in distinct]
+    n_rows = np.array([piece[0] for piece in pieces])
+    first_row = np.cumsum(n_rows) - n_rows
+    words = [piece[4] for piece in pieces]
+    n_words = np.array([len(w[0]) for w in words])
+    first_word = np.repeat(np.cumsum(n_words) - n_words, n_words)
+    word_row, parent, order, static, flags = (np.concatenate(a) for a in zip(*words,
+                                                                           strict=True))
+    game = [piece[1] for piece in pieces]
+    local = np.arange(len(row_owner)) - row_start[row_owner]
+    return RowQRows(
+        row_src=first_row[place[row_owner]] + local,
+        row_sig=np.repeat(np.arange(len(pieces)), n_rows),
+        game=_Sparse(np.concatenate(game), np.ones(sum(len(g) for g in game)),
+                     np.repeat(np.arange(len(pieces)), [len(g) for g in game])),
+        lang=_shifted([piece[2] for piece in pieces], first_row),
+        pred=_shifted([piece[3] for piece in pieces], 2 * (np.cumsum(n_words) - n_words)),
+        word_row=word_row + np.repeat(first_row, n_words),
+        parent=np.where(parent >= 0, parent + first_word, -1),
+        order=order + first_word,
+        static=static,
+        flags=flags,
+    )
+
+
+def _shifted(parts: list, offsets: np.ndarray) -> _Sparse:
+    """Concatenated sparse rows, each part's row indices moved by its offset."""
+    s, v, r = zip(*parts, strict=True)
+    return _Sparse(np.concatenate(s), np.concatenate(v),
+                   np.concatenate(r) + np.repeat(offsets, [len(x) for x in r]))
+
+
+def _sig_row_q(rows: FeatureRows, sig) -> tuple:
+    """(rows, game slots, language rows, predicate rows, candidate words) of one signature,
+    indexed from 0; kept per signature like its features."""
+    cache = _ROW_Q_CACHE.setdefault(rows, {})
+    found = cache.get(sig)
+    if found is None:
+        if len(cache) > 50000:  # bound memory over long games
+            cache.clear()
+        found = cache[sig] = _local_row_q(rows, rows.features(sig))
+    return found
+
+
+def _local_row_q(rows: FeatureRows, feats: SigFeatures) -> tuple:
+    kind = rows.config.kind
+    ints = np.zeros(0, np.int64)
+    no_pred = (ints, np.zeros(0), ints)
+    no_words = (ints, ints, ints, np.zeros((0, 3, 7), np.int64), np.zeros((0, 3), bool))
+    n_rows = rows.num_hidden(feats)
+    if kind == "nonlinear":
+        lf = feats.latent_f
+        lang = (lf.ravel(), np.ones(lf.size), np.repeat(np.arange(lf.shape[0]), lf.shape[1]))
+        return n_rows, feats.game, lang, no_pred, no_words
+    uw = feats.unit
+    n_parts = len(feats.parts)
+    lang = (np.concatenate([part.lang for part in feats.parts]), np.tile(uw.norm, n_parts),
+            np.tile(uw.rows, n_parts))
+    if feats.advice is not None:  # the advice feature adds to its sentences' language score
+        hit = np.flatnonzero(feats.advice)
+        lang = tuple(np.concatenate(x) for x in zip(
+            lang, (np.full(len(hit), rows.advice_slot), feats.advice[hit], hit), strict=True))
+    if kind != "text":
+        return n_rows, feats.game, lang, no_pred, no_words
+    words = (uw.rows, uw.parent, uw.order, uw.psi_static, feats.flags)
+    return n_rows, feats.game, lang, _pred_rows(rows, feats), words
+
+
+def _pred_rows(rows: FeatureRows, feats: SigFeatures) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(slot, value, 2 word + label) of w . f_predicate of every candidate word under the
+    labels action and state (background adds nothing): each part's predicate feature and the
+    grounding matches."""
+    uw = feats.unit
+    nw, n_parts = len(uw.words), len(feats.parts)
+    idx = 2 * np.arange(nw)[:, None] + np.arange(2)  # (Wc, 2)
+    slot = [np.stack([part.pred for part in feats.parts]).ravel()]  # (parts, Wc, 2)
+    val = [np.broadcast_to(uw.norm[:, None], (n_parts, nw, 2)).ravel()]
+    row = [np.broadcast_to(idx, (n_parts, nw, 2)).ravel()]
+    if rows.config.grounding_features:
+        slot.append(np.broadcast_to(rows.match_slots, (nw, 2)).ravel())
+        val.append((feats.match * uw.norm[:, None]).ravel())
+        row.append(idx.ravel())
+    return np.concatenate(slot), np.concatenate(val), np.concatenate(row)
 
 
 def update(net: ValueNetwork, decisions: Sequence[Decision], reward: float) -> None:
@@ -130,10 +255,13 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
         net.reward_sum += reward
         net.reward_count += 1
     f = batch.f
-    # `expected` needs hidden rows; the linear model has none, so any rule is its plain update.
-    expected = cfg.hidden_update == "expected" and batch.phi is not None
-    if cfg.backend == "numba" and not expected:
-        _compiled_sweeps(net, batch, n, target, h_alpha, h_l2)
+    rule = cfg.hidden_update if batch.phi is not None else "error"  # no hidden layer: k unused
+    expected = rule == "expected"
+    if cfg.backend == "numba" and (not expected or batch.row_q is not None):
+        if expected:
+            _compiled_expected_sweeps(net, batch, n, target, h_alpha, h_l2)
+        else:
+            _compiled_sweeps(net, batch, n, target, rule, h_alpha, h_l2)
         net.weights_changed()
         return
     for _ in range(cfg.passes):
@@ -143,7 +271,7 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
         if expected:
             k, row_coef = _expected_factors(net, batch, q, target)
         else:
-            k = _hidden_factor(cfg.hidden_update, q, target)
+            k = _hidden_factor(rule, q, target)
         dw = alpha * (err[f.row] * f.val - l2 * net.w[f.slot])
         du = dv = None
         if batch.phi is not None and len(batch.row_owner):
@@ -184,11 +312,11 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
     net.weights_changed()
 
 
-RULES = {"release": 0, "consistent": 1, "error": 2}  # `expected` runs the numpy sweeps
+RULES = {"release": 0, "consistent": 1, "error": 2}  # `expected`: `kernels.expected_sweeps`
 
 
-def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, h_alpha: float,
-                     h_l2: float) -> None:
+def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, rule: str,
+                     h_alpha: float, h_l2: float) -> None:
     """The sweeps below in one compiled call (`kernels.sweeps`); the numpy loop is the
     reference it is tested against."""
     from nlmcs.model.kernels import sweeps
@@ -197,12 +325,33 @@ def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, h_a
     empty = _cat([])
     phi = batch.phi if batch.phi is not None else empty
     psi = batch.psi if batch.psi is not None else empty
-    rule = RULES.get(cfg.hidden_update, 0)  # `expected` only gets here without hidden rows
-    sweeps(cfg.passes, target, rule, cfg.alpha, cfg.l2, h_alpha, h_l2,
+    sweeps(cfg.passes, target, RULES[rule], cfg.alpha, cfg.l2, h_alpha, h_l2,
            cfg.temperature, batch.f.slot, batch.f.val, batch.f.row, n,
            phi.slot, phi.val, phi.row, batch.row_owner, batch.row_start, batch.chosen_row,
            psi.slot, psi.val, psi.row, batch.word_owner, batch.word_label,
            net.u, net.v, net.w)  # fmt: skip
+
+
+def _compiled_expected_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float,
+                              h_alpha: float, h_l2: float) -> None:
+    """The `expected` rule's sweeps in one compiled call (`kernels.expected_sweeps`): every
+    pass rescores all candidate rows from `batch.row_q` instead of through the network's
+    per-signature scores; the numpy loop with `_expected_factors` is the reference."""
+    from nlmcs.model.kernels import expected_sweeps
+
+    cfg, rq, rows = net.config, batch.row_q, net.rows
+    empty = _cat([])
+    psi = batch.psi if batch.psi is not None else empty
+    phi = batch.phi
+    expected_sweeps(cfg.passes, target, cfg.alpha, cfg.l2, h_alpha, h_l2, cfg.temperature,
+                    batch.f.slot, batch.f.val, batch.f.row, n,
+                    phi.slot, phi.val, phi.row, batch.row_owner, batch.row_start,
+                    batch.chosen_row, psi.slot, psi.val, psi.row, batch.word_owner,
+                    batch.word_label, rq.row_src, rq.row_sig, rq.game.slot, rq.game.row,
+                    rq.lang.slot, rq.lang.val,
+                    rq.lang.row, rq.pred.slot, rq.pred.val, rq.pred.row, rq.word_row, rq.parent,
+                    rq.order, rq.static, rq.flags, rows.flag_slots, rows.plabel_slots,
+                    net.u, net.v, net.w)  # fmt: skip
 
 
 def _expected_factors(net: ValueNetwork, batch: Batch, q: np.ndarray,

@@ -83,6 +83,32 @@ def test_compiled_sweeps_equal_the_reference(index, kind, rule):
     assert np.abs(ref.w - 0).sum() > 0
 
 
+@pytest.mark.parametrize("kind", ["nonlinear", "relevance-only", "text"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_compiled_expected_sweeps_equal_the_reference(index, kind, variant):
+    ref, fast = _pair(index, kind=kind, hidden_update="expected", alpha=0.05, hidden_alpha=0.2,
+                      center=True, **variant)
+    start = {t: getattr(ref, t).copy() for t in ("u", "v", "w")}
+    rng = np.random.default_rng(1)
+    for reward in (1.0, 0.0, 0.4):
+        decisions = [ref.sample(s, rng) for s in SIGS + SIGS[:2]]  # repeats are scored once
+        for net in (ref, fast):
+            update(net, decisions, reward)
+    for table in ("u", "v", "w"):
+        assert np.allclose(getattr(ref, table), getattr(fast, table), atol=1e-9, rtol=0)
+    moved = {t: np.abs(getattr(ref, t) - start[t]).max() for t in start}
+    assert moved["u"] > 1e-3 and moved["w"] > 1e-3
+    assert kind != "text" or moved["v"] > 1e-3
+
+
+def test_expected_rule_learns_without_hidden_layers(index):
+    ref, fast = _pair(index, kind="linear", hidden_update="expected", alpha=0.05)
+    decisions = [ref.sample(s, np.random.default_rng(1)) for s in SIGS]
+    for net in (ref, fast):
+        update(net, decisions, 1.0)
+    assert np.allclose(ref.w, fast.w, atol=1e-9, rtol=0)
+
+
 @pytest.mark.parametrize("method", ["linear", "nonlinear", "relevance-only", "text",
                                     "random-text"])
 def test_both_backends_play_the_same_game(method):
@@ -106,3 +132,26 @@ def test_both_backends_play_the_same_game(method):
 def test_reference_is_one_switch():
     assert ModelConfig().backend == "numba"
     assert dataclasses.replace(ModelConfig(), backend="numpy").backend == "numpy"
+
+
+@pytest.mark.parametrize("method", ["nonlinear", "relevance-only", "text"])
+def test_both_backends_play_the_same_game_under_the_expected_rule(method):
+    game = ToyGame(units=2, max_turns=4)
+    moves = []
+    for backend in ("numpy", "numba"):
+        cfg = ModelConfig(min_count=1, backend=backend, persist="hidden", center=True,
+                          hidden_update="expected", hidden_alpha=0.5, alpha=0.01)
+        planner = make_planner(method, game=game, manual=make_manual(), model_config=cfg,
+                               search_config=SearchConfig(rollouts=12, depth=3, batch=4),
+                               seed=3)  # fmt: skip
+        state, rng, played = game.new_initial_state(2), np.random.default_rng(2), []
+        while not state.is_terminal():
+            move = planner.choose(state, 0, rng)
+            played.append((sorted(move.items()), planner.last_stats["mean_reward"]))
+            step(state, 0, move, {1: game.policy("builtin")}, rng)
+        relevance = planner.core.evaluator.net.u.copy()
+        planner.close()
+        moves.append((played, relevance))
+    assert moves[0][0] == moves[1][0]
+    assert np.allclose(moves[0][1], moves[1][1], atol=1e-9, rtol=0)
+    assert np.abs(moves[0][1]).max() > 0
