@@ -68,21 +68,8 @@ def text_scores(
     pred = np.zeros((n_words, 3))
     per_row = lang.copy()
     if labels:
-        logit = np.empty(3)
-        row = np.empty(3)
+        _label_conditionals(v, psi_static, flags, flag_slots, plabel_slots, temperature, cond)
         for j in range(n_words):
-            for lab in range(3):
-                s = 0.0
-                for t in range(psi_static.shape[2]):
-                    s += v[psi_static[j, lab, t]]
-                for f in range(3):
-                    if flags[j, f]:
-                        s += v[flag_slots[f, lab]]
-                logit[lab] = s
-            for lp in range(4):
-                for lab in range(3):
-                    row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
-                _softmax_into(row, cond[j, lp], temperature)
             for lab in range(2):
                 s = 0.0
                 for k in range(n_parts):
@@ -91,21 +78,31 @@ def text_scores(
                 if grounding:
                     s += match[j, lab] * w[match_slots[lab]] * norm[j]
                 pred[j, lab] = s
-        for i in range(n_words):  # parents before children
-            j = order[i]
-            par = parent[j]
-            for lab in range(3):
-                if par < 0:
-                    marg[j, lab] = cond[j, ROOT, lab]
-                else:
-                    marg[j, lab] = (marg[par, 0] * cond[j, 0, lab] + marg[par, 1] * cond[j, 1, lab]
-                                    + marg[par, 2] * cond[j, 2, lab])
+        _propagate(cond, parent, order, marg)
         for j in range(n_words):
             per_row[rows[j]] += marg[j, 0] * pred[j, 0] + marg[j, 1] * pred[j, 1]
     expected = game
     for r in range(n_rows + 1):
         expected += p[r] * per_row[r]
     return p, lang, cond, marg, pred, expected
+
+
+@njit(cache=True)
+def _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alpha, h_l2,
+                temperature, lab_logits, lab_prob, dv):
+    """The label layer's likelihood-ratio step dv of one sweep (3 label rows per word), each
+    word's factor k taken from its datapoint."""
+    lab_logits[:] = 0.0
+    for e in range(len(psi_slot)):
+        lab_logits[psi_row[e]] += v[psi_slot[e]] * psi_val[e]
+    for j in range(len(word_owner)):
+        _softmax_into(lab_logits[3 * j: 3 * j + 3], lab_prob[3 * j: 3 * j + 3], temperature)
+    for e in range(len(psi_slot)):
+        r = psi_row[e]
+        j = r // 3
+        coef = (1.0 if r - 3 * j == word_label[j] else 0.0) - lab_prob[r]
+        decay = h_l2 * v[psi_slot[e]] if psi_val[e] != 0 else 0.0
+        dv[e] = h_alpha * (k[word_owner[j]] * coef * psi_val[e] - decay)
 
 
 @njit(cache=True)
@@ -128,6 +125,7 @@ def sweeps(
     logits = np.empty(n_rows)
     prob = np.empty(n_rows)
     lab_logits = np.empty(3 * n_lab)
+    lab_prob = np.empty(3 * n_lab)
     for _ in range(passes):
         q[:] = 0.0
         for e in range(len(f_slot)):
@@ -159,19 +157,8 @@ def sweeps(
                 decay = h_l2 * u[phi_slot[e]] if phi_val[e] != 0 else 0.0
                 du[e] = h_alpha * (k[row_owner[r]] * coef * phi_val[e] - decay)
         if n_lab:
-            lab_logits[:] = 0.0
-            for e in range(len(psi_slot)):
-                lab_logits[psi_row[e]] += v[psi_slot[e]] * psi_val[e]
-            lab_prob = np.empty(3 * n_lab)
-            for j in range(n_lab):
-                _softmax_into(lab_logits[3 * j: 3 * j + 3], lab_prob[3 * j: 3 * j + 3],
-                              temperature)
-            for e in range(len(psi_slot)):
-                r = psi_row[e]
-                j = r // 3
-                coef = (1.0 if r - 3 * j == word_label[j] else 0.0) - lab_prob[r]
-                decay = h_l2 * v[psi_slot[e]] if psi_val[e] != 0 else 0.0
-                dv[e] = h_alpha * (k[word_owner[j]] * coef * psi_val[e] - decay)
+            _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alpha, h_l2,
+                        temperature, lab_logits, lab_prob, dv)
         for e in range(len(f_slot)):
             w[f_slot[e]] += dw[e]
         if n_rows:
@@ -184,15 +171,11 @@ def sweeps(
 
 
 @njit(cache=True)
-def _label_marginals(v, static, flags, parent, order, flag_slots, plabel_slots, temperature,
-                     marg):
-    """Marginal label probabilities (Wc, 3) of the candidate words, parents before children;
-    as `text_scores` computes them, for many signatures' words at once."""
+def _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature, cond):
+    """p(z_j = l | parent label lp) (Wc, 4, 3) of the candidate words (lp = A, S, B, ROOT)."""
     logit = np.empty(3)
     row = np.empty(3)
-    cond = np.empty((4, 3))
-    conds = np.empty((len(parent), 4, 3))
-    for j in range(len(parent)):
+    for j in range(static.shape[0]):
         for lab in range(3):
             s = 0.0
             for t in range(static.shape[2]):
@@ -204,17 +187,30 @@ def _label_marginals(v, static, flags, parent, order, flag_slots, plabel_slots, 
         for lp in range(4):
             for lab in range(3):
                 row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
-            _softmax_into(row, cond[lp], temperature)
-        conds[j] = cond
+            _softmax_into(row, cond[j, lp], temperature)
+
+
+@njit(cache=True)
+def _propagate(cond, parent, order, marg):
+    """Marginal label probabilities (Wc, 3) from the conditionals, parents before children."""
     for i in range(len(order)):
         j = order[i]
         par = parent[j]
         for lab in range(3):
             if par < 0:
-                marg[j, lab] = conds[j, ROOT, lab]
+                marg[j, lab] = cond[j, ROOT, lab]
             else:
-                marg[j, lab] = (marg[par, 0] * conds[j, 0, lab] + marg[par, 1] * conds[j, 1, lab]
-                                + marg[par, 2] * conds[j, 2, lab])
+                marg[j, lab] = (marg[par, 0] * cond[j, 0, lab] + marg[par, 1] * cond[j, 1, lab]
+                                + marg[par, 2] * cond[j, 2, lab])
+
+
+@njit(cache=True)
+def _label_marginals(v, static, flags, parent, order, flag_slots, plabel_slots, temperature,
+                     marg):
+    """Marginal label probabilities (Wc, 3) of many signatures' candidate words at once."""
+    cond = np.empty((len(parent), 4, 3))
+    _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature, cond)
+    _propagate(cond, parent, order, marg)
 
 
 @njit(cache=True)
@@ -303,18 +299,8 @@ def expected_sweeps(
                 decay = h_l2 * u[phi_slot[e]] if phi_val[e] != 0 else 0.0
                 du[e] = h_alpha * (coef * phi_val[e] - decay)
         if n_lab:
-            lab_logits[:] = 0.0
-            for e in range(len(psi_slot)):
-                lab_logits[psi_row[e]] += v[psi_slot[e]] * psi_val[e]
-            for j in range(n_lab):
-                _softmax_into(lab_logits[3 * j: 3 * j + 3], lab_prob[3 * j: 3 * j + 3],
-                              temperature)
-            for e in range(len(psi_slot)):
-                r = psi_row[e]
-                j = r // 3
-                coef = (1.0 if r - 3 * j == word_label[j] else 0.0) - lab_prob[r]
-                decay = h_l2 * v[psi_slot[e]] if psi_val[e] != 0 else 0.0
-                dv[e] = h_alpha * (k[word_owner[j]] * coef * psi_val[e] - decay)
+            _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alpha, h_l2,
+                        temperature, lab_logits, lab_prob, dv)
         for e in range(len(f_slot)):
             w[f_slot[e]] += dw[e]
         for e in range(len(phi_slot)):
