@@ -220,6 +220,8 @@ def configs(args):
             finite(name.replace("_", "-"), getattr(mcfg, name), low=0.0)
     for name in ("prior_overlap", "prior_match", "prior_advice"):
         finite(name.replace("_", "-"), getattr(mcfg, name))
+    if mcfg.prior_advice and not mcfg.advice:
+        raise UserInputError("--prior-advice needs --advice (the feature it starts)")
     for name in ("puct_c", "prior_weight"):
         finite(name.replace("_", "-"), getattr(scfg, name), low=0.0)
     if not 0.0 <= scfg.prior_floor <= 1.0:

@@ -71,7 +71,7 @@ class ModelConfig:
     candidate action (a word of the action's labels that is not a state word) and the agent's
     state (a state word that is not an action word): the sentence gives advice about this
     action here. Its weight learns how far the manual's advice predicts the roll-outs' rewards;
-    on the random twin the same words co-occur by chance, so only a real manual can make it pay."""
+    on the random twin the same words co-occur only by chance."""
     prior_advice: float = 0.0
     """Starting weight of the advice feature (with `advice`)."""
     hidden: Literal["sample", "expect"] = "sample"

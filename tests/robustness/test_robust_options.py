@@ -55,6 +55,8 @@ BAD = [
     (("play", "--passes", "0", *TINY), "--passes"),
     (("play", "--table-bits", "40", *TINY), "--table-bits"),
     (("play", "--prior-overlap", "inf", *TINY), "--prior-overlap"),
+    (("play", "--prior-advice", "0.2", *TINY), "--prior-advice needs --advice"),
+    (("play", "--advice", "--prior-advice", "nan", *TINY), "--prior-advice"),
     (("play", "--l2", "-0.5", *TINY), "--l2"),
     (("corpus", "record", "--name", "x", "--seed", "-1"), "--seed"),
     (("corpus", "record", "--name", "x", "--max-turns", "0"), "--max-turns"),
