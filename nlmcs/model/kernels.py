@@ -88,6 +88,40 @@ def text_scores(
 
 
 @njit(cache=True)
+def _output_step(f_slot, f_val, f_row, w, target, alpha, l2, q, dw):
+    """Q = w . f of every datapoint (into q) and the output layer's step dw of one sweep."""
+    q[:] = 0.0
+    for e in range(len(f_slot)):
+        q[f_row[e]] += w[f_slot[e]] * f_val[e]
+    for e in range(len(f_slot)):
+        dw[e] = alpha * ((target - q[f_row[e]]) * f_val[e] - l2 * w[f_slot[e]])
+
+
+@njit(cache=True)
+def _relevance_probs(phi_slot, phi_val, phi_row, row_start, u, temperature, logits, prob):
+    """Relevance p of every candidate row, a softmax within each datapoint's rows."""
+    n_rows = len(logits)
+    logits[:] = 0.0
+    for e in range(len(phi_slot)):
+        logits[phi_row[e]] += u[phi_slot[e]] * phi_val[e]
+    for d in range(len(row_start)):
+        lo = row_start[d]
+        hi = row_start[d + 1] if d + 1 < len(row_start) else n_rows
+        _softmax_into(logits[lo:hi], prob[lo:hi], temperature)
+
+
+@njit(cache=True)
+def _apply(f_slot, dw, w, phi_slot, du, u, psi_slot, dv, v):
+    """Add a sweep's steps to the three weight tables (after all were computed)."""
+    for e in range(len(f_slot)):
+        w[f_slot[e]] += dw[e]
+    for e in range(len(phi_slot)):
+        u[phi_slot[e]] += du[e]
+    for e in range(len(psi_slot)):
+        v[psi_slot[e]] += dv[e]
+
+
+@njit(cache=True)
 def _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alpha, h_l2,
                 temperature, lab_logits, lab_prob, dv):
     """The label layer's likelihood-ratio step dv of one sweep (3 label rows per word), each
@@ -127,9 +161,7 @@ def sweeps(
     lab_logits = np.empty(3 * n_lab)
     lab_prob = np.empty(3 * n_lab)
     for _ in range(passes):
-        q[:] = 0.0
-        for e in range(len(f_slot)):
-            q[f_row[e]] += w[f_slot[e]] * f_val[e]
+        _output_step(f_slot, f_val, f_row, w, target, alpha, l2, q, dw)
         mean_sq = 0.0
         for d in range(n_data):
             mean_sq += (q[d] - target) ** 2
@@ -141,16 +173,9 @@ def sweeps(
                 k[d] = (target - q[d]) * q[d]
             else:  # error
                 k[d] = mean_sq - (q[d] - target) ** 2
-        for e in range(len(f_slot)):
-            dw[e] = alpha * ((target - q[f_row[e]]) * f_val[e] - l2 * w[f_slot[e]])
         if n_rows:
-            logits[:] = 0.0
-            for e in range(len(phi_slot)):
-                logits[phi_row[e]] += u[phi_slot[e]] * phi_val[e]
-            for d in range(len(row_start)):
-                lo = row_start[d]
-                hi = row_start[d + 1] if d + 1 < len(row_start) else n_rows
-                _softmax_into(logits[lo:hi], prob[lo:hi], temperature)
+            _relevance_probs(phi_slot, phi_val, phi_row, row_start, u, temperature, logits,
+                             prob)
             for e in range(len(phi_slot)):
                 r = phi_row[e]
                 coef = (1.0 if r == chosen_row[row_owner[r]] else 0.0) - prob[r]
@@ -159,14 +184,7 @@ def sweeps(
         if n_lab:
             _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alpha, h_l2,
                         temperature, lab_logits, lab_prob, dv)
-        for e in range(len(f_slot)):
-            w[f_slot[e]] += dw[e]
-        if n_rows:
-            for e in range(len(phi_slot)):
-                u[phi_slot[e]] += du[e]
-        if n_lab:
-            for e in range(len(psi_slot)):
-                v[psi_slot[e]] += dv[e]
+        _apply(f_slot, dw, w, phi_slot, du, u, psi_slot, dv, v)
 
 
 
@@ -271,22 +289,13 @@ def expected_sweeps(
     lab_logits = np.empty(3 * n_lab)
     lab_prob = np.empty(3 * n_lab)
     for _ in range(passes):
-        q[:] = 0.0
-        for e in range(len(f_slot)):
-            q[f_row[e]] += w[f_slot[e]] * f_val[e]
-        for e in range(len(f_slot)):
-            dw[e] = alpha * ((target - q[f_row[e]]) * f_val[e] - l2 * w[f_slot[e]])
+        _output_step(f_slot, f_val, f_row, w, target, alpha, l2, q, dw)
         if n_rows:
             _row_q_into(w, v, row_sig, game_slot, game_owner, lang_slot, lang_val, lang_row,
                         pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags,
                         flag_slots, plabel_slots, temperature, game, pred, marg, row_q)
-            logits[:] = 0.0
-            for e in range(len(phi_slot)):
-                logits[phi_row[e]] += u[phi_slot[e]] * phi_val[e]
-            for d in range(len(row_start)):
-                lo = row_start[d]
-                hi = row_start[d + 1] if d + 1 < len(row_start) else n_rows
-                _softmax_into(logits[lo:hi], prob[lo:hi], temperature)
+            _relevance_probs(phi_slot, phi_val, phi_row, row_start, u, temperature, logits,
+                             prob)
             mean_err[:] = 0.0
             for r in range(n_rows):
                 err[r] = (target - row_q[row_src[r]]) ** 2
@@ -301,12 +310,7 @@ def expected_sweeps(
         if n_lab:
             _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alpha, h_l2,
                         temperature, lab_logits, lab_prob, dv)
-        for e in range(len(f_slot)):
-            w[f_slot[e]] += dw[e]
-        for e in range(len(phi_slot)):
-            u[phi_slot[e]] += du[e]
-        for e in range(len(psi_slot)):
-            v[psi_slot[e]] += dv[e]
+        _apply(f_slot, dw, w, phi_slot, du, u, psi_slot, dv, v)
 
 
 def warm_up(expected: bool = False) -> None:
