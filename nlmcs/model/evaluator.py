@@ -78,6 +78,12 @@ class NetworkEvaluator:
     def learn(self, prepared: Batch | None, reward) -> None:
         learn(self.net, prepared, reward)
 
+    def learned(self) -> tuple:
+        return self.net.learned()
+
+    def load_learned(self, learned: tuple) -> None:
+        self.net.load_learned(learned)
+
     def explain(self, state: State, agent: AgentId, action: Action, rng, *, top: int = 20) -> dict:
         """The text side of one decision: candidate sentences, the sampled one, word labels."""
         net = self.net

@@ -31,36 +31,23 @@ def _softmax_into(x, out, temperature):
 
 @njit(cache=True)
 def text_scores(
-    n_rows, rows, parent, order, norm,  # candidate sentences and their words (Wc)
-    phi_word, atype_phi, overlap, state_overlap, use_state_overlap,  # relevance features
-    lang_slots, pred_slots, match, grounding,  # output features: (P, Wc), (P, Wc, 2), (Wc, 2)
-    psi_static, flags, labels,  # label features: (Wc, 3, 7), (Wc, 3); labels False: relevance-only
-    u, v, w, overlap_slot, overlap_state_slot, null_slots, flag_slots, plabel_slots, match_slots,
-    temperature, game, advice, advice_slot,  # advice: (C,) values of the advice feature
+    n_rows, rows, parent, order,  # candidate sentences and their words (Wc)
+    relevance, null_logit, lang_in, pred_in,  # (C,) logits, NULL's logit, (C,) w . f_lang, (Wc, 2)
+    norm, grounding, match_w,  # word weights; the grounding features' two weights
+    static, static_exp, flags, labels,  # (Wc, 3) static label logits and their exp factors
+    v, flag_slots, plabel_slots, temperature, game,  # (`static_factors`), (Wc, 3) word flags
 ):
     """E[Q] of one signature of the text kinds and the pieces sampling needs: relevance p
     (C+1), language score per row (C+1), p(z | parent label) (Wc, 4, 3), label marginals
-    (Wc, 3) and predicate score per word and label (Wc, 3)."""
+    (Wc, 3) and predicate score per word and label (Wc, 3). The weight sums that signatures
+    share (per agent words and per feature part) come in precomputed (`ValueNetwork`)."""
     n_words = len(rows)
-    n_parts = lang_slots.shape[0]
-    logits = np.zeros(n_rows + 1)
+    logits = np.empty(n_rows + 1)
     lang = np.zeros(n_rows + 1)
-    for j in range(n_words):
-        r = rows[j]
-        logits[r] += (u[phi_word[j, 0]] + u[phi_word[j, 1]] + u[atype_phi[j]]) * norm[j]
-        s = 0.0
-        for k in range(n_parts):
-            s += w[lang_slots[k, j]]
-        lang[r] += s * norm[j]
     for r in range(n_rows):
-        lang[r] += w[advice_slot] * advice[r]
-    u_overlap = u[overlap_slot]
-    u_state = u[overlap_state_slot]
-    for r in range(n_rows):
-        logits[r] += u_overlap * overlap[r]
-        if use_state_overlap:
-            logits[r] += u_state * state_overlap[r]
-    logits[n_rows] = u[null_slots[0]] + u[null_slots[1]]
+        logits[r] = relevance[r]
+        lang[r] = lang_in[r]
+    logits[n_rows] = null_logit
     p = np.empty(n_rows + 1)
     _softmax_into(logits, p, temperature)
     cond = np.zeros((n_words, 4, 3))
@@ -68,18 +55,17 @@ def text_scores(
     pred = np.zeros((n_words, 3))
     per_row = lang.copy()
     if labels:
-        _label_conditionals(v, psi_static, flags, flag_slots, plabel_slots, temperature, cond)
-        for j in range(n_words):
-            for lab in range(2):
-                s = 0.0
-                for k in range(n_parts):
-                    s += w[pred_slots[k, j, lab]]
-                s *= norm[j]
-                if grounding:
-                    s += match[j, lab] * w[match_slots[lab]] * norm[j]
-                pred[j, lab] = s
+        _conditionals_from_factors(static, static_exp, flags, v, flag_slots, plabel_slots,
+                                   temperature, cond)
         _propagate(cond, parent, order, marg)
         for j in range(n_words):
+            pred[j, 0] = pred_in[j, 0]
+            pred[j, 1] = pred_in[j, 1]
+            if grounding:  # f_match: the word is an action word (label A) / state word (S)
+                if flags[j, 2]:
+                    pred[j, 0] += match_w[0] * norm[j]
+                if flags[j, 0]:
+                    pred[j, 1] += match_w[1] * norm[j]
             per_row[rows[j]] += marg[j, 0] * pred[j, 0] + marg[j, 1] * pred[j, 1]
     expected = game
     for r in range(n_rows + 1):
@@ -189,23 +175,100 @@ def sweeps(
 
 
 @njit(cache=True)
+def _parent_factors(v, plabel_slots, temperature):
+    """e^(b_lp / T) of the parent-label weights (4, 3), each row shifted by its maximum."""
+    eb = np.empty((4, 3))
+    for lp in range(4):
+        m = v[plabel_slots[lp, 0]]
+        for lab in range(1, 3):
+            m = max(m, v[plabel_slots[lp, lab]])
+        for lab in range(3):
+            eb[lp, lab] = np.exp((v[plabel_slots[lp, lab]] - m) / temperature)
+    return eb
+
+
+@njit(cache=True)
+def _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, temperature, ea, row,
+                       cond):
+    """cond[j] = softmax over labels of (a + b_lp) / T for the 4 parent labels, where a is the
+    word's static logit plus its flags' weights: e^a e^b_lp / sum(e^a e^b_lp), so a word costs
+    3 exponentials instead of 12 (exp is most of the label layer's time). A row whose product
+    underflows falls back to the direct softmax."""
+    for f in range(3):
+        if flags[j, f]:
+            for lab in range(3):
+                logit[lab] += v[flag_slots[f, lab]]
+    m = max(logit[0], max(logit[1], logit[2]))
+    for lab in range(3):
+        ea[lab] = np.exp((logit[lab] - m) / temperature)
+    for lp in range(4):
+        total = ea[0] * eb[lp, 0] + ea[1] * eb[lp, 1] + ea[2] * eb[lp, 2]
+        if total > 1e-250:
+            for lab in range(3):
+                cond[j, lp, lab] = ea[lab] * eb[lp, lab] / total
+        else:
+            for lab in range(3):
+                row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
+            _softmax_into(row, cond[j, lp], temperature)
+
+
+@njit(cache=True)
 def _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature, cond):
-    """p(z_j = l | parent label lp) (Wc, 4, 3) of the candidate words (lp = A, S, B, ROOT)."""
-    logit = np.empty(3)
-    row = np.empty(3)
+    """p(z_j = l | parent label lp) (Wc, 4, 3) of the candidate words (lp = A, S, B, ROOT),
+    from the words' static label slots (Wc, 3, 7)."""
+    eb = _parent_factors(v, plabel_slots, temperature)
+    logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
     for j in range(static.shape[0]):
         for lab in range(3):
             s = 0.0
             for t in range(static.shape[2]):
                 s += v[static[j, lab, t]]
-            for f in range(3):
-                if flags[j, f]:
-                    s += v[flag_slots[f, lab]]
             logit[lab] = s
+        _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, temperature, ea,
+                           row, cond)
+
+
+def static_factors(static, temperature):
+    """e^(a / T) of the words' static label logits (Wc, 3), each row shifted by its maximum:
+    computed once per agent's words and weights, so scoring a signature takes no exponential
+    per word (`_conditionals_from_factors`)."""
+    return np.exp((static - static.max(axis=1, keepdims=True)) / temperature)
+
+
+@njit(cache=True)
+def _conditionals_from_factors(static, static_exp, flags, v, flag_slots, plabel_slots,
+                               temperature, cond):
+    """`_label_conditionals` from the words' static logits (Wc, 3) and their factors: a word's
+    logits are its static ones plus the weights of its flags, so e^a is the static factor times
+    the factor of its flag pattern (8 patterns, taken once per call). A row whose product
+    underflows is computed directly."""
+    eb = _parent_factors(v, plabel_slots, temperature)
+    fsum = np.zeros((8, 3))
+    ef = np.empty((8, 3))
+    for pat in range(8):
+        for lab in range(3):
+            for f in range(3):
+                if pat >> f & 1:
+                    fsum[pat, lab] += v[flag_slots[f, lab]]
+        m = max(fsum[pat, 0], max(fsum[pat, 1], fsum[pat, 2]))
+        for lab in range(3):
+            ef[pat, lab] = np.exp((fsum[pat, lab] - m) / temperature)
+    logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
+    for j in range(static.shape[0]):
+        pat = int(flags[j, 0]) + 2 * int(flags[j, 1]) + 4 * int(flags[j, 2])
+        for lab in range(3):
+            ea[lab] = static_exp[j, lab] * ef[pat, lab]
         for lp in range(4):
-            for lab in range(3):
-                row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
-            _softmax_into(row, cond[j, lp], temperature)
+            total = ea[0] * eb[lp, 0] + ea[1] * eb[lp, 1] + ea[2] * eb[lp, 2]
+            if total > 1e-250:
+                for lab in range(3):
+                    cond[j, lp, lab] = ea[lab] * eb[lp, lab] / total
+            else:
+                for lab in range(3):
+                    logit[lab] = static[j, lab]
+                _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots,
+                                   temperature, ea, row, cond)
+                break
 
 
 @njit(cache=True)
@@ -321,11 +384,10 @@ def warm_up(expected: bool = False) -> None:
     one = np.zeros(1)
     table = np.zeros(4)
     text_scores(
-        0, i0, i0, i0, f0, np.zeros((0, 2), np.int64), i0, f0, f0, False,
-        np.zeros((1, 0), np.int64), np.zeros((1, 0, 2), np.int64), np.zeros((0, 2)), True,
-        np.zeros((0, 3, 7), np.int64), np.zeros((0, 3), np.bool_), True, table, table, table,
-        0, 0, np.zeros(2, np.int64), np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64),
-        np.zeros(2, np.int64), 1.0, 0.0, f0, 0,
+        0, i0, i0, i0, f0, 0.0, f0, np.zeros((0, 2)), f0, True, np.zeros(2), np.zeros((0, 3)),
+        np.zeros((0, 3)),
+        np.zeros((0, 3), np.bool_), True, table, np.zeros((3, 3), np.int64),
+        np.zeros((4, 3), np.int64), 1.0, 0.0,
     )  # fmt: skip
     sweeps(1, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64),
            1, i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, table, table, table.copy())

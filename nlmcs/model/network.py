@@ -93,6 +93,17 @@ class ValueNetwork:
         if cfg.advice and cfg.prior_advice:
             self.w[rows.advice_slot] = cfg.prior_advice
 
+    def learned(self) -> tuple:
+        """Everything learning changes (weights and this step's reward totals): what a replica
+        in another process copies instead of replaying the updates."""
+        return (self.u, self.v, self.w, self.reward_sum, self.reward_count, self._started)
+
+    def load_learned(self, learned: tuple) -> None:
+        u, v, w, self.reward_sum, self.reward_count, self._started = learned
+        self.u[:], self.v[:], self.w[:] = u, v, w
+        self.weights_changed()
+        self.refresh_stale()
+
     def weights_changed(self) -> None:
         self._scores.clear()
         self._part_cache.clear()
@@ -116,30 +127,56 @@ class ValueNetwork:
         return found
 
     def _compiled_scores(self, sig: Signature) -> SigScores:
-        """The text kinds' scores in one compiled call (`kernels.text_scores`); the numpy code
-        below (`_compute_scores`) is the reference it is tested against."""
-        from nlmcs.model.kernels import text_scores
+        """The text kinds' scores with the label layer and expectations in one compiled call
+        (`kernels.text_scores`) on the weight sums signatures share (`_row_inputs`); the numpy
+        code below (`_compute_scores`) is the reference it is tested against."""
+        from nlmcs.model.kernels import static_factors, text_scores
 
         cfg, rows = self.config, self.rows
         feats = self.features(sig)
         uw = feats.unit
-        n = len(uw.sentences)
-        state_overlap = rows.state_overlap(feats) if cfg.overlap_state else np.zeros(n)
-        advice = np.zeros(n) if feats.advice is None else feats.advice
+        game = float(self.w[feats.game].sum())
+        labels = cfg.kind == "text"
+        relevance, lang, parts, static = self._row_inputs(feats)
+        if labels:
+            pred = parts[0][2].copy()
+            for part in parts[1:]:
+                pred += part[2]
+            key = ("static factors", uw.key)
+            static_exp = self._part_cache.get(key)
+            if static_exp is None:
+                static_exp = self._part_cache[key] = static_factors(static, cfg.temperature)
+        else:
+            pred, static, static_exp = _NO_PRED, _NO_STATIC, _NO_STATIC
         p, lang, cond, marg, pred, expected = text_scores(
-            n, uw.rows, uw.parent, uw.order, uw.norm,
-            uw.phi_word, feats.parts[0].phi, feats.parts[1].overlap, state_overlap,
-            cfg.overlap_state,
-            np.stack([part.lang for part in feats.parts]),
-            np.stack([part.pred for part in feats.parts]), feats.match,
-            cfg.grounding_features, uw.psi_static, feats.flags, cfg.kind == "text",
-            self.u, self.v, self.w, rows.overlap_slot, rows.overlap_state_slot, rows.null_slots,
-            rows.flag_slots, rows.plabel_slots, rows.match_slots, cfg.temperature,
-            float(self.w[feats.game].sum()), advice, rows.advice_slot,
+            len(uw.sentences), uw.rows, uw.parent, uw.order, relevance,
+            float(self.u[rows.null_slots].sum()), lang, pred, uw.norm, cfg.grounding_features,
+            self.w[rows.match_slots], static, static_exp, feats.flags, labels,
+            self.v, rows.flag_slots, rows.plabel_slots, cfg.temperature, game,
         )  # fmt: skip
-        if cfg.kind != "text":
-            return SigScores(float(self.w[feats.game].sum()), p, lang, None, None, None, expected)
-        return SigScores(float(self.w[feats.game].sum()), p, lang, pred, cond, marg, expected)
+        if not labels:
+            return SigScores(game, p, lang, None, None, None, expected)
+        return SigScores(game, p, lang, pred, cond, marg, expected)
+
+    def _row_inputs(self, feats: SigFeatures):
+        """What the text kinds' scores are built from: relevance logits per candidate row (C,),
+        language score per row (C,), each feature part's cached sums and the words' static
+        label logits (Wc, 3) (None for relevance-only)."""
+        cfg, rows = self.config, self.rows
+        uw = feats.unit
+        unit_phi, static = self._unit_scores(uw.key, uw)
+        parts = [self._part_scores(k, p, uw) for k, p in zip(feats.keys, feats.parts,
+                                                               strict=True)]  # fmt: skip
+        relevance = unit_phi + parts[0][0]
+        relevance += self.u[rows.overlap_slot] * feats.parts[1].overlap
+        if cfg.overlap_state:
+            relevance += self.u[rows.overlap_state_slot] * rows.state_overlap(feats)
+        lang = parts[0][1].copy()
+        for part in parts[1:]:
+            lang += part[1]
+        if feats.advice is not None:
+            lang += self.w[rows.advice_slot] * feats.advice
+        return relevance, lang, parts, static
 
     def _part_scores(self, key: tuple, part: Part, uw: UnitWords):
         """(phi per row or None, w . f_language per row, w . f_predicate per word (Wc, 2))."""
@@ -201,21 +238,13 @@ class ValueNetwork:
             return SigScores(game, p, lang, None, None, None, game + float(p @ lang))
         uw = feats.unit
         n_rows = len(uw.sentences)
-        unit_phi, static = self._unit_scores(uw.key, uw)
-        parts = [self._part_scores(k, p, uw) for k, p in zip(feats.keys, feats.parts,
-                                                               strict=True)]  # fmt: skip
+        relevance, row_lang, parts, static = self._row_inputs(feats)
         logits = np.empty(n_rows + 1)
-        logits[:n_rows] = unit_phi + parts[0][0]
-        logits[:n_rows] += self.u[self.rows.overlap_slot] * feats.parts[1].overlap
-        if cfg.overlap_state:
-            logits[:n_rows] += self.u[self.rows.overlap_state_slot] * self.rows.state_overlap(feats)
+        logits[:n_rows] = relevance
         logits[n_rows] = self.u[self.rows.null_slots].sum()
         p = _softmax(logits / temp)
         lang = np.zeros(n_rows + 1)
-        for part in parts:
-            lang[:n_rows] += part[1]
-        if feats.advice is not None:
-            lang[:n_rows] += self.w[self.rows.advice_slot] * feats.advice
+        lang[:n_rows] = row_lang
         if cfg.kind == "relevance-only":
             return SigScores(game, p, lang, None, None, None, game + float(p @ lang))
         cond, marg, mkey = self._labels(uw, feats.flag_key, static, feats.flags)
@@ -326,6 +355,10 @@ class ValueNetwork:
             return np.arange(len(sc.p)), sc.p
         sentences = self.features(sig).unit.sentences
         return np.append(sentences, -1), sc.p
+
+
+_NO_PRED = np.zeros((0, 2))  # the relevance-only kind has no label layer
+_NO_STATIC = np.zeros((0, 3))
 
 
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:

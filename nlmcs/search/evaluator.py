@@ -49,6 +49,13 @@ class Evaluator(Protocol):
     def learn(self, prepared: object, reward: float) -> None:
         """Learn from one prepared roll-out and its reward."""
 
+    def learned(self) -> object:
+        """Everything learning has changed, picklable: another replica's `load_learned` makes
+        it identical to this one (cheaper than replaying the updates)."""
+
+    def load_learned(self, learned: object) -> None:
+        """Become identical to the replica whose `learned()` this is."""
+
 
 class ConstantEvaluator:
     """Q = 0 everywhere and nothing to learn."""
@@ -70,4 +77,10 @@ class ConstantEvaluator:
         return None
 
     def learn(self, prepared, reward) -> None:
+        pass
+
+    def learned(self) -> None:
+        return None
+
+    def load_learned(self, learned) -> None:
         pass

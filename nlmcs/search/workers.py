@@ -1,9 +1,12 @@
 """Roll-outs in worker processes, each holding a replica of the roll-out core and its evaluator.
 
 Replicas stay identical because every one applies the same updates in the same (roll-out index)
-order: a batch's results come back to the parent, which applies them to its own copy and sends
-them to every worker together with the next batch. Each worker pins torch and BLAS to one thread;
-parallelism is over processes.
+order: a batch's results come back to the parent, which sends them to every worker together with
+the next batch. The parent does not learn during a step (it would be one process more than there
+are workers competing for the cores); when it needs its weights (the end of a step), the workers
+learn the last batch and the first sends its learned weights back, which, the replicas being
+identical, is what replaying the updates would have given. Each worker pins torch and BLAS to
+one thread; parallelism is over processes.
 
 Every worker process of the project (these, and the game pools of `nlmcs.experiments.pool`) is
 set up by `worker_setup`: Ctrl-C reaches the whole process group, but only the parent decides
@@ -99,6 +102,11 @@ def _worker(conn, core_bytes: bytes, parent_pid: int) -> None:
             core.apply(msg[2])  # the last batch of the previous step: weights may persist
             core.reset()
             step = pickle.loads(msg[1])
+        elif kind == "sync":
+            _, pending, reply = msg
+            core.apply(pending)
+            if reply:
+                conn.send(core.evaluator.learned())
         elif kind == "batch":
             _, pending, indices = msg
             core.apply(pending)
@@ -127,13 +135,13 @@ class ProcessExecutor:
             if c.recv() != "ready":
                 raise RuntimeError("roll-out worker failed to start")
         self.pending: list[RolloutResult] = []  # results the workers have not learned from
-        self.behind: list[RolloutResult] = []  # results this process has not learned from
+        self.behind = False  # whether this process's replica misses updates
 
     def begin_step(self, root, player: int, step: int, seed: int) -> None:
         self.flush()
         self.core.reset()
         blob = pickle.dumps((root, player, step, seed))
-        for c in self.conns:  # workers learn the previous step's last batch, then reset
+        for c in self.conns:  # workers reset; persistent weights carry over
             c.send(("step", blob, self.pending))
         self.pending = []
 
@@ -142,18 +150,23 @@ class ProcessExecutor:
         for i, c in enumerate(self.conns):
             c.send(("batch", self.pending, indices[i::n]))
         self.pending = []
-        self.flush()  # this process catches up while the workers run the batch
         results = [r for c in self.conns for r in c.recv()]
         return sorted(results, key=lambda r: r.index)
 
     def apply(self, results: list[RolloutResult]) -> None:
         self.pending = list(results)
-        self.behind = list(results)
+        self.behind = True
 
     def flush(self) -> None:
-        """Bring this process's replica up to date (before reading its weights)."""
-        self.core.apply(self.behind)
-        self.behind = []
+        """Bring this process's replica up to date (before reading its weights): every worker
+        learns what it has not yet, and the first sends back what it has learned."""
+        if not self.behind:
+            return
+        for i, c in enumerate(self.conns):
+            c.send(("sync", self.pending, i == 0))
+        self.pending = []
+        self.core.evaluator.load_learned(self.conns[0].recv())
+        self.behind = False
 
     def close(self) -> None:
         for c in self.conns:

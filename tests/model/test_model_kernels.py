@@ -68,6 +68,24 @@ def test_compiled_scores_equal_the_reference(index, kind, variant):
             assert (da.y, da.z) == (db.y, db.z) and db.q == pytest.approx(da.q, abs=1e-9)
 
 
+@pytest.mark.parametrize("scale", [40.0, 400.0])
+def test_compiled_label_layer_equals_the_reference_at_extreme_weights(index, scale):
+    # The kernel factors each softmax into per-word and per-parent-label exponentials; with
+    # label weights this large their product underflows and it must fall back to the direct
+    # softmax (at 400 rows underflow; at 40 the factors span many orders of magnitude).
+    ref, fast = _pair(index, kind="text")
+    rng = np.random.default_rng(5)
+    extreme = rng.choice([-scale, scale], size=ref.v.shape)
+    for net in (ref, fast):
+        net.v[:] = extreme
+        net.weights_changed()
+    for sig in SIGS:
+        a, b = ref.scores(sig), fast.scores(sig)
+        assert np.all(np.isfinite(b.cond)) and np.allclose(a.cond, b.cond, atol=1e-12)
+        assert np.allclose(a.marg, b.marg, atol=1e-12)
+        assert b.expected == pytest.approx(a.expected, abs=1e-9)
+
+
 @pytest.mark.parametrize("kind", ["linear", "nonlinear", "relevance-only", "text"])
 @pytest.mark.parametrize("rule", ["release", "consistent", "error"])
 def test_compiled_sweeps_equal_the_reference(index, kind, rule):

@@ -103,16 +103,22 @@ def test_unknown_method_is_a_user_error():
         make_planner("nope", game=ToyGame())
 
 
-@pytest.mark.parametrize("model_kw", [{}, {"persist": "hidden", "center": True,
-                                          "hidden_update": "error", "hidden_alpha": 0.01}])
-def test_same_seed_same_game_whatever_the_number_of_workers(model_kw):
+@pytest.mark.parametrize(("model_kw", "real_move"), [
+    ({}, "best-rollout"),
+    ({"persist": "hidden", "center": True, "hidden_update": "error", "hidden_alpha": 0.01},
+     "best-rollout"),
+    ({"persist": "hidden"}, "mean-q"),
+])
+def test_same_seed_same_game_whatever_the_number_of_workers(model_kw, real_move):
     # depth > learn_steps, so the late (non-learning) steps, which rank by cached E[Q], run too;
     # 3 workers with batches of 4 also gives a worker an empty share of some batches; with
-    # persistent weights the workers must also learn each step's last batch
+    # persistent weights the workers must also learn each step's last batch; with "mean-q" the
+    # real move is read from the weights the parent copies back from a worker
     game = ToyGame(units=2, max_turns=12)
     runs = []
     for workers in (1, 3):
-        cfg = SearchConfig(rollouts=16, depth=6, batch=4, workers=workers, learn_steps=1)
+        cfg = SearchConfig(rollouts=16, depth=6, batch=4, workers=workers, learn_steps=1,
+                           real_move=real_move)
         planner = make_planner("text", game=game, manual=make_manual(), search_config=cfg,
                                model_config=ModelConfig(min_count=1, **model_kw), seed=7)
         state, rng = game.new_initial_state(3), np.random.default_rng(3)
