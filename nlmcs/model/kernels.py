@@ -74,6 +74,30 @@ def text_scores(
 
 
 @njit(cache=True)
+def sample_labels(cond, pred, parent, order, lo, hi, uniforms):
+    """Labels z of the words lo..hi of one sentence drawn from p(z | parent's label), parents
+    first (each word's draw is the first label whose cumulative probability exceeds its
+    uniform, as `network._draw`), and their predicate score sum_j pred[j, z_j]."""
+    labels = np.full(hi - lo, -1, np.int64)
+    q = 0.0
+    i = 0
+    for t in range(len(order)):
+        j = order[t]
+        if j < lo or j >= hi:
+            continue
+        par = parent[j]
+        lp = ROOT if par < 0 else labels[par - lo]
+        c0 = cond[j, lp, 0]
+        c1 = c0 + cond[j, lp, 1]
+        x = uniforms[i] * (c1 + cond[j, lp, 2])
+        i += 1
+        lab = 0 if c0 > x else (1 if c1 > x else 2)
+        labels[j - lo] = lab
+        q += pred[j, lab]
+    return labels, q
+
+
+@njit(cache=True)
 def _output_step(f_slot, f_val, f_row, w, target, alpha, l2, q, dw):
     """Q = w . f of every datapoint (into q) and the output layer's step dw of one sweep."""
     q[:] = 0.0
@@ -389,6 +413,7 @@ def warm_up(expected: bool = False) -> None:
         np.zeros((0, 3), np.bool_), True, table, np.zeros((3, 3), np.int64),
         np.zeros((4, 3), np.int64), 1.0, 0.0,
     )  # fmt: skip
+    sample_labels(np.zeros((0, 4, 3)), np.zeros((0, 3)), i0, i0, 0, 0, f0)
     sweeps(1, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64),
            1, i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, table, table, table.copy())
     if expected:

@@ -316,6 +316,12 @@ class ValueNetwork:
         self, sig: Signature, sc: SigScores, uw: UnitWords, y: int, rng
     ) -> tuple[tuple, float]:
         lo, hi = uw.span(y)
+        if self.config.backend == "numba":  # the same draws, in one compiled call
+            from nlmcs.model.kernels import sample_labels
+
+            labels, q = sample_labels(sc.cond, self._pred(sig, sc), uw.parent, uw.order, lo,
+                                      hi, rng.random(hi - lo))
+            return tuple(labels.tolist()), q
         labels = np.full(hi - lo, -1, dtype=np.int64)
         pred = self._pred(sig, sc)
         order = sorted(range(lo, hi), key=lambda j: self.index.depth[uw.words[j]])
