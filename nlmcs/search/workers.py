@@ -25,8 +25,10 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
+from nlmcs.search.mc_rollouts import RolloutResult
+
 if TYPE_CHECKING:
-    from nlmcs.search.mc_rollouts import RolloutCore, RolloutResult
+    from nlmcs.search.mc_rollouts import RolloutCore
 
 
 class LocalExecutor:
@@ -93,25 +95,39 @@ def _worker(conn, core_bytes: bytes, parent_pid: int) -> None:
     core.warm_up()
     conn.send("ready")
     step = None
+    own: list[RolloutResult] = []  # this worker's last batch, kept here to learn from
+
+    def catch_up(others: list[bytes] | None) -> None:
+        """Learn the last batch: this worker's own results and the others' (None: the parent
+        did not apply that batch)."""
+        nonlocal own
+        if others is not None:
+            core.apply(own + [r for blob in others for r in pickle.loads(blob)])
+        own = []
+
     while True:
         msg = conn.recv()
         kind = msg[0]
         if kind == "stop":
             break
         if kind == "step":
-            core.apply(msg[2])  # the last batch of the previous step: weights may persist
+            catch_up(msg[2])  # the last batch of the previous step: weights may persist
             core.reset()
             step = pickle.loads(msg[1])
         elif kind == "sync":
-            _, pending, reply = msg
-            core.apply(pending)
+            _, others, reply = msg
+            catch_up(others)
             if reply:
                 conn.send(core.evaluator.learned())
         elif kind == "batch":
-            _, pending, indices = msg
-            core.apply(pending)
+            _, others, indices = msg
+            catch_up(others)
             root, player, t, seed = step
-            conn.send([core.run(root, player, t, seed, k) for k in indices])
+            own = [core.run(root, player, t, seed, k) for k in indices]
+            # The parent reads the summaries and passes the prepared datapoints on to the
+            # other workers as they are (pickled once, here), never unpickling them itself.
+            summaries = [RolloutResult(r.index, r.reward, r.first) for r in own]
+            conn.send((summaries, pickle.dumps(own, protocol=pickle.HIGHEST_PROTOCOL)))
     conn.close()
 
 
@@ -134,27 +150,40 @@ class ProcessExecutor:
         for c in self.conns:  # start-up is not part of any step's time
             if c.recv() != "ready":
                 raise RuntimeError("roll-out worker failed to start")
-        self.pending: list[RolloutResult] = []  # results the workers have not learned from
+        self.last: list[bytes] = []  # each worker's pickled results of the last batch
+        self.pending: list[bytes] | None = None  # the same once applied, not yet passed on
         self.behind = False  # whether this process's replica misses updates
+
+    def _others(self, i: int) -> list[bytes] | None:
+        """What worker i has to learn before its next task: the other workers' results of
+        the applied batch (it keeps its own)."""
+        if self.pending is None:
+            return None
+        return [blob for j, blob in enumerate(self.pending) if j != i]
+
+    def _send(self, make_msg) -> None:
+        for i, c in enumerate(self.conns):
+            c.send(make_msg(i, self._others(i)))
+        self.pending = None
 
     def begin_step(self, root, player: int, step: int, seed: int) -> None:
         self.flush()
         self.core.reset()
         blob = pickle.dumps((root, player, step, seed))
-        for c in self.conns:  # workers reset; persistent weights carry over
-            c.send(("step", blob, self.pending))
-        self.pending = []
+        # workers reset; persistent weights carry over
+        self._send(lambda i, others: ("step", blob, others))
 
     def run_batch(self, indices: list[int]) -> list[RolloutResult]:
         n = len(self.conns)
-        for i, c in enumerate(self.conns):
-            c.send(("batch", self.pending, indices[i::n]))
-        self.pending = []
-        results = [r for c in self.conns for r in c.recv()]
+        self._send(lambda i, others: ("batch", others, indices[i::n]))
+        replies = [c.recv() for c in self.conns]
+        self.last = [blob for _, blob in replies]
+        results = [r for summaries, _ in replies for r in summaries]
         return sorted(results, key=lambda r: r.index)
 
     def apply(self, results: list[RolloutResult]) -> None:
-        self.pending = list(results)
+        """Learn the batch `run_batch` returned last (the workers do, before their next task)."""
+        self.pending = self.last
         self.behind = True
 
     def flush(self) -> None:
@@ -162,9 +191,7 @@ class ProcessExecutor:
         learns what it has not yet, and the first sends back what it has learned."""
         if not self.behind:
             return
-        for i, c in enumerate(self.conns):
-            c.send(("sync", self.pending, i == 0))
-        self.pending = []
+        self._send(lambda i, others: ("sync", others, i == 0))
         self.core.evaluator.load_learned(self.conns[0].recv())
         self.behind = False
 
