@@ -216,7 +216,7 @@ def _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, tempera
                        cond):
     """cond[j] = softmax over labels of (a + b_lp) / T for the 4 parent labels, where a is the
     word's static logit plus its flags' weights: e^a e^b_lp / sum(e^a e^b_lp), so a word costs
-    3 exponentials instead of 12 (exp is most of the label layer's time). A row whose product
+    3 exponentials instead of 12 (exp is most of the label layer's time). A word whose product
     underflows falls back to the direct softmax."""
     for f in range(3):
         if flags[j, f]:
@@ -225,15 +225,24 @@ def _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, tempera
     m = max(logit[0], max(logit[1], logit[2]))
     for lab in range(3):
         ea[lab] = np.exp((logit[lab] - m) / temperature)
-    for lp in range(4):
-        total = ea[0] * eb[lp, 0] + ea[1] * eb[lp, 1] + ea[2] * eb[lp, 2]
-        if total > 1e-250:
-            for lab in range(3):
-                cond[j, lp, lab] = ea[lab] * eb[lp, lab] / total
-        else:
+    if not _factor_rows(j, ea, eb, cond):
+        for lp in range(4):
             for lab in range(3):
                 row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
             _softmax_into(row, cond[j, lp], temperature)
+
+
+@njit(cache=True)
+def _factor_rows(j, ea, eb, cond):
+    """cond[j, lp] = e^a e^b_lp / sum(e^a e^b_lp) for the 4 parent labels; False (and cond[j]
+    left unfinished) when a row's sum underflows."""
+    for lp in range(4):
+        total = ea[0] * eb[lp, 0] + ea[1] * eb[lp, 1] + ea[2] * eb[lp, 2]
+        if total <= 1e-250:
+            return False
+        for lab in range(3):
+            cond[j, lp, lab] = ea[lab] * eb[lp, lab] / total
+    return True
 
 
 @njit(cache=True)
@@ -282,17 +291,11 @@ def _conditionals_from_factors(static, static_exp, flags, v, flag_slots, plabel_
         pat = int(flags[j, 0]) + 2 * int(flags[j, 1]) + 4 * int(flags[j, 2])
         for lab in range(3):
             ea[lab] = static_exp[j, lab] * ef[pat, lab]
-        for lp in range(4):
-            total = ea[0] * eb[lp, 0] + ea[1] * eb[lp, 1] + ea[2] * eb[lp, 2]
-            if total > 1e-250:
-                for lab in range(3):
-                    cond[j, lp, lab] = ea[lab] * eb[lp, lab] / total
-            else:
-                for lab in range(3):
-                    logit[lab] = static[j, lab]
-                _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots,
-                                   temperature, ea, row, cond)
-                break
+        if not _factor_rows(j, ea, eb, cond):
+            for lab in range(3):
+                logit[lab] = static[j, lab]
+            _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, temperature,
+                               ea, row, cond)
 
 
 @njit(cache=True)
