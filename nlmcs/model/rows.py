@@ -15,7 +15,7 @@ all signatures that have them, which keeps memory and the network's caches small
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -88,6 +88,7 @@ class SigFeatures:
     advice: np.ndarray | None = None  # (C,) the sentence names the action and the state
     latent_phi: np.ndarray | None = None  # (K, k) u slots of the latent states
     latent_f: np.ndarray | None = None  # (K, k) w slots under each latent state
+    derived: dict = field(default_factory=dict)  # weight-free rows built from the above, kept
 
     @property
     def match(self) -> np.ndarray:
@@ -99,6 +100,35 @@ class SigFeatures:
 
     def pred(self, lo: int, hi: int) -> np.ndarray:
         return np.stack([p.pred[lo:hi] for p in self.parts], axis=2)
+
+
+@dataclass
+class SentenceRows:
+    """What the update rows of one candidate sentence of a signature need, whatever labels are
+    drawn (small: the rest are views of the signature's arrays)."""
+
+    lo: int  # its first word among the signature's candidate words
+    lang: tuple[np.ndarray, np.ndarray]  # (slots, values) of the language features
+    pred: np.ndarray  # (nw, 2, parts) w slots of the predicate features
+    norm: np.ndarray  # (nw,)
+    match: np.ndarray  # (nw, 2)
+    parent: np.ndarray  # (nw,) parent's place in the sentence, -1 under the root
+
+    @staticmethod
+    def build(feats: SigFeatures, y: int) -> SentenceRows:
+        uw = feats.unit
+        lo, hi = uw.span(y)
+        norm = uw.norm[lo:hi]
+        lang = feats.lang(lo, hi)
+        par = uw.parent[lo:hi]
+        return SentenceRows(
+            lo=lo,
+            lang=(lang.ravel(), np.repeat(norm, lang.shape[1])),
+            pred=feats.pred(lo, hi),
+            norm=norm,
+            match=feats.flags[lo:hi][:, [2, 0]].astype(float),
+            parent=np.where(par < 0, -1, par - lo),
+        )
 
 
 Sparse = tuple[np.ndarray, np.ndarray]
@@ -363,19 +393,17 @@ class FeatureRows:
             fy = feats.latent_f[y]
             parts.append((fy, np.ones(len(fy))))
         elif kind != "linear" and y < len(feats.unit.sentences):
-            lo, hi = feats.unit.span(y)
-            norm = feats.unit.norm[lo:hi]
-            lang = feats.lang(lo, hi)
-            parts.append((lang.ravel(), np.repeat(norm, lang.shape[1])))
+            sent = self._sentence(feats, y)
+            parts.append(sent.lang)
             if feats.advice is not None and feats.advice[y]:
                 parts.append((np.array([self.advice_slot]), feats.advice[y:y + 1]))
             if kind == "text" and z:
                 z = np.asarray(z)
                 labelled = np.flatnonzero(z < 2)
-                pred = feats.pred(lo, hi)[labelled, z[labelled]]  # (labelled words, parts)
-                parts.append((pred.ravel(), np.repeat(norm[labelled], pred.shape[1])))
+                pred = sent.pred[labelled, z[labelled]]  # (labelled words, parts)
+                parts.append((pred.ravel(), np.repeat(sent.norm[labelled], pred.shape[1])))
                 if self.config.grounding_features:
-                    match = feats.match[lo + labelled, z[labelled]] * norm[labelled]
+                    match = sent.match[labelled, z[labelled]] * sent.norm[labelled]
                     parts.append((self.match_slots[z[labelled]], match))
         s, v = zip(*parts, strict=True)
         return np.concatenate(s), np.concatenate(v)
@@ -385,17 +413,21 @@ class FeatureRows:
         """psi of the words of sentence y, (nw, 3 labels, 11) slots and values: the 7 static
         slots, the parent's drawn label (from `z`) and the 3 word flags, each crossed with the
         label."""
-        uw = feats.unit
-        lo, hi = uw.span(y)
+        sent = self._sentence(feats, y)
         z = np.asarray(z)
-        nw = hi - lo
-        js = np.arange(lo, hi)
-        par = uw.parent[js]
-        lp = np.where(par < 0, ROOT, z[np.maximum(par - lo, 0)])
-        static = uw.psi_static[js]  # (nw, 3, 7)
-        plab = self.plabel_slots[lp][:, :, None]  # (nw, 3, 1)
-        flag = np.broadcast_to(self.flag_slots.T[None], (nw, 3, 3))
-        flag_val = np.broadcast_to(feats.flags[js][:, None, :], (nw, 3, 3))
-        sl = np.concatenate([static, plab, flag], axis=2)  # (nw, 3, 11)
-        val = np.concatenate([np.ones((nw, 3, 8)), flag_val.astype(float)], axis=2)
+        par = sent.parent
+        nw, lo = len(par), sent.lo
+        sl = np.empty((nw, 3, 11), np.int64)
+        sl[:, :, :7] = feats.unit.psi_static[lo:lo + nw]
+        sl[:, :, 7] = self.plabel_slots[np.where(par < 0, ROOT, z[np.maximum(par, 0)])]
+        sl[:, :, 8:] = self.flag_slots.T
+        val = np.ones((nw, 3, 11))
+        val[:, :, 8:] = feats.flags[lo:lo + nw][:, None, :]
         return sl, val
+
+    def _sentence(self, feats: SigFeatures, y: int) -> SentenceRows:
+        """The weight-free rows of candidate sentence y of a signature, built once."""
+        found = feats.derived.get(y)
+        if found is None:
+            found = feats.derived[y] = SentenceRows.build(feats, y)
+        return found
