@@ -126,7 +126,7 @@ class SentenceRows:
             lang=(lang.ravel(), np.repeat(norm, lang.shape[1])),
             pred=feats.pred(lo, hi),
             norm=norm,
-            match=feats.flags[lo:hi][:, [2, 0]].astype(float),
+            match=feats.match[lo:hi].copy(),  # not a view: keeps no (Wc, 2) array alive
             parent=np.where(par < 0, -1, par - lo),
         )
 
