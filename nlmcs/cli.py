@@ -21,11 +21,11 @@ import sys
 import threading
 
 from nlmcs import __version__
-from nlmcs.commands import ablation, corpus, game, manual, play, relevance, serve
+from nlmcs.commands import ablation, corpus, freeciv, game, manual, play, relevance, serve
 from nlmcs.errors import UserInputError
 
 # Order here is the order in `nlmcs --help`.
-COMMAND_MODULES = (manual, game, play, relevance, ablation, corpus, serve)
+COMMAND_MODULES = (manual, game, play, relevance, ablation, corpus, serve, freeciv)
 
 
 class UsageError(UserInputError):

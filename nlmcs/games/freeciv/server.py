@@ -1,0 +1,169 @@
+"""A local, throwaway `freeciv-server` for one game.
+
+It listens on 127.0.0.1 only, on a free port, reads a generated start script (ruleset, map size
+and seeds, AI players and their skill, no turn timeout, no autosaves) and runs as an unprivileged
+user when started by root (the server refuses root). Used as a context manager, it stops the
+server, and everything the server started, on leaving: normally, on an error, or on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from nlmcs.errors import UserInputError
+
+BINARY = "/usr/games/freeciv-server"
+AI_LEVELS = ("novice", "easy", "normal", "hard")
+
+
+def find_binary(binary: str | None = None) -> str:
+    """The server program, or one clear line on how to get it."""
+    path = binary or shutil.which("freeciv-server") or BINARY
+    if not Path(path).is_file() or not os.access(path, os.X_OK):
+        raise UserInputError(
+            f"{path}: no FreeCiv server there (install it: apt-get install freeciv-server)"
+        )
+    return path
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """The game the server sets up.
+
+    ai_players: FreeCiv AI players besides the one client; ai_level: their skill.
+    xsize, ysize: map size in tiles (40 x 25 = 1,000, the papers' size).
+    seed: map and game seed (both), so a seed gives the same world.
+    """
+
+    seed: int = 0
+    ai_players: int = 1
+    ai_level: str = "easy"
+    xsize: int = 40
+    ysize: int = 25
+    ruleset: str = "classic"
+    end_turn: int = 5000
+
+    def script(self) -> str:
+        if self.ai_level not in AI_LEVELS:
+            raise UserInputError(f"unknown AI level {self.ai_level!r} "
+                                 f"(known: {', '.join(AI_LEVELS)})")
+        lines = [
+            f"rulesetdir {self.ruleset}",
+            'set topology "WRAPX"',
+            "set mapsize XYSIZE",
+            f"set xsize {self.xsize}",
+            f"set ysize {self.ysize}",
+            f"set mapseed {self.seed + 1}",  # 0 means "pick one at random"
+            f"set gameseed {self.seed + 1}",
+            "set timeout 0",
+            'set autosaves ""',
+            "set minplayers 1",
+            f"set aifill {self.ai_players + 1}",
+            f"set endturn {self.end_turn}",
+            self.ai_level,
+        ]
+        return "\n".join(lines) + "\n"
+
+
+class FreeCivServer:
+    """`with FreeCivServer(config) as server:` ... `server.port`."""
+
+    def __init__(self, config: ServerConfig | None = None, *, binary: str | None = None,
+                 start_timeout: float = 30.0):
+        self.config = config or ServerConfig()
+        self.binary = find_binary(binary)
+        self.start_timeout = start_timeout
+        self.port = 0
+        self.proc: subprocess.Popen | None = None
+        self.dir: Path | None = None
+
+    @property
+    def log_path(self) -> Path | None:
+        return self.dir / "server.log" if self.dir else None
+
+    def __enter__(self) -> FreeCivServer:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        self.dir = Path(tempfile.mkdtemp(prefix="nlmcs-freeciv-"))
+        self.dir.chmod(0o777)  # the unprivileged server writes its log and saves here
+        script = self.dir / "start.serv"
+        script.write_text(self.config.script())
+        script.chmod(0o644)
+        self.port = free_port()
+        cmd = [self.binary, "--bind", "127.0.0.1", "--port", str(self.port), "--read",
+               str(script), "--saves", str(self.dir), "--exit-on-end", "--quitidle", "60",
+               "--Announce", "none", "--debug", "normal"]  # fmt: skip
+        if os.geteuid() == 0:
+            cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *cmd]
+        log = open(self.dir / "server.log", "wb")  # noqa: SIM115 (handed to the child)
+        try:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log,
+                                         stderr=subprocess.STDOUT, cwd=self.dir,
+                                         start_new_session=True)  # fmt: skip
+        finally:
+            log.close()
+        deadline = time.monotonic() + self.start_timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise UserInputError(f"freeciv-server exited at start (status "
+                                     f"{self.proc.returncode}): {self.log_tail()}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                return
+            except OSError:
+                time.sleep(0.1)
+        raise UserInputError(f"freeciv-server did not listen on port {self.port} within "
+                             f"{self.start_timeout:.0f} s: {self.log_tail()}")
+
+    def command(self, line: str) -> None:
+        """A server console command (`set ...`, `start`, ...)."""
+        if self.proc and self.proc.stdin and self.proc.poll() is None:
+            self.proc.stdin.write(line.encode() + b"\n")
+            self.proc.stdin.flush()
+
+    def log_tail(self, lines: int = 5) -> str:
+        path = self.log_path
+        if not path or not path.exists():
+            return "(no log)"
+        text = path.read_text(errors="replace").strip().splitlines()
+        return " | ".join(text[-lines:]) or "(empty log)"
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGTERM)
+                proc.wait(timeout=5)
+            except (ProcessLookupError, PermissionError):
+                pass
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if proc is not None and proc.stdin:
+            proc.stdin.close()
+        if self.dir is not None:
+            shutil.rmtree(self.dir, ignore_errors=True)
+            self.dir = None
