@@ -207,6 +207,20 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
     return Path(path)
 
 
+def write_csv_rows(path: str | Path, rows: list[dict]) -> Path:
+    """Replace `path` with a CSV of `rows` (columns: every key, in order of first use)."""
+    import csv
+
+    keys: list[str] = []
+    for row in rows:
+        keys += [k for k in row if k not in keys]
+    with atomic_output(path, newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+    return Path(path)
+
+
 def sha256_file(path: str | Path) -> str:
     """Hex sha256 of a file, read in blocks (bounded memory)."""
     digest = hashlib.sha256()

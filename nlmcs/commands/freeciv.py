@@ -1,10 +1,18 @@
-"""`nlmcs freeciv ...`: the bridge to Debian's FreeCiv 3.0 server (fetch-protocol, probe)."""
+"""`nlmcs freeciv ...`: the bridge to Debian's FreeCiv 3.0 server (fetch-protocol, probe, play)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from nlmcs.commands.options import COUNT, SEED, add_command, add_group, int_option
+from nlmcs.commands.options import (
+    COUNT,
+    SEED,
+    add_command,
+    add_group,
+    add_search_options,
+    configs,
+    int_option,
+)
 from nlmcs.files import check_output
 
 
@@ -19,21 +27,38 @@ def register(sub) -> None:
     f.add_argument("--suite", default="bookworm", help="Debian suite of the source package")
     f.add_argument("--mirror", default="http://deb.debian.org/debian", help="Debian mirror")
 
+    g = add_command(fsub, "play",
+                    help="play a search method against FreeCiv's AI on a local FreeCiv 3.0 "
+                         "server, with the rules-gap report of our engine against it",
+                    example="nlmcs freeciv play --method text --ai-level easy --turns 100 "
+                            "--seed 1 --rollouts 100 --depth 10 --out results/freeciv/text-1",
+                    func=play_cli)
+    g.add_argument("--method", default="text", help="planner (as `nlmcs play --method`)")
+    g.add_argument("--manual", default="civ-guide", help="stored manual the text methods read")
+    g.add_argument("--out", type=Path, help="folder for turns.csv, gaps.csv and summary.md")
+    _server_options(g)
+    add_search_options(g)
+
     p = add_command(fsub, "probe",
                     help="check the bridge: a short game against FreeCiv's AI with a fixed rule "
                          "(settlers found cities, then the turn ends), reported per turn",
                     example="nlmcs freeciv probe --turns 10 --ai-level easy --seed 1 "
                             "--out results/freeciv/probe.csv",
                     func=probe_cli)
+    p.add_argument("--out", type=Path, help="write the per-turn table here (CSV)")
+    _server_options(p)
+
+
+def _server_options(p) -> None:
     p.add_argument("--turns", type=COUNT, default=10, help="turns to play")
     p.add_argument("--ai-level", default="easy", choices=("novice", "easy", "normal", "hard"),
                    help="skill of FreeCiv's AI players")
     p.add_argument("--ai-players", type=int_option(low=1, high=7), default=1,
                    help="FreeCiv AI players besides us")
-    p.add_argument("--seed", type=SEED, default=0, help="map and game seed of the server")
+    p.add_argument("--seed", type=SEED, default=0, help="map and game seed of the server "
+                                                         "(and the search's seed)")
     p.add_argument("--xsize", type=int_option(low=16, high=200), default=40, help="map width")
     p.add_argument("--ysize", type=int_option(low=16, high=200), default=25, help="map height")
-    p.add_argument("--out", type=Path, help="write the per-turn table here (CSV)")
 
 
 def register_bench(bench_sub) -> None:
@@ -47,17 +72,43 @@ def fetch_cli(args) -> int:
     return 0
 
 
-def probe_cli(args) -> int:
+def _server(args):
+    """(protocol, server config) of the options; a missing protocol file or server fails here."""
     from nlmcs.games.freeciv import packets_def
-    from nlmcs.games.freeciv.probe import probe
     from nlmcs.games.freeciv.protocol_source import packets_def_path
-    from nlmcs.games.freeciv.server import ServerConfig
+    from nlmcs.games.freeciv.server import ServerConfig, find_binary
+
+    find_binary()
+    proto = packets_def.load(packets_def_path())
+    return proto, ServerConfig(seed=args.seed, ai_players=args.ai_players,
+                               ai_level=args.ai_level, xsize=args.xsize, ysize=args.ysize)
+
+
+def play_cli(args) -> int:
+    from nlmcs.experiments.freeciv_play import play_freeciv
+    from nlmcs.search.methods import get_method
+
+    get_method(args.method)
+    scfg, mcfg = configs(args)
+    if args.out is not None:
+        check_output(args.out / "summary.md", make_parent=True)
+    proto, server = _server(args)
+    played = play_freeciv(proto=proto, server=server, method=args.method, turns=args.turns,
+                          seed=args.seed, search_config=scfg, model_config=mcfg,
+                          manual=args.manual, out=args.out)  # fmt: skip
+    r = played.result
+    print(f"method {r['method']} vs FreeCiv AI ({r['ai_level']}) seed {r['seed']}: "
+          f"{r['turns']} turns, score {r['our_score']} vs best other {r['best_other_score']} "
+          f"(as a player, fog of war)" + (f"; results in {args.out}" if args.out else ""))
+    return 0
+
+
+def probe_cli(args) -> int:
+    from nlmcs.games.freeciv.probe import probe
 
     if args.out is not None:
         check_output(args.out, make_parent=True)
-    proto = packets_def.load(packets_def_path())
-    config = ServerConfig(seed=args.seed, ai_players=args.ai_players, ai_level=args.ai_level,
-                          xsize=args.xsize, ysize=args.ysize)  # fmt: skip
+    proto, config = _server(args)
     rows = probe(proto=proto, config=config, turns=args.turns, out=args.out)
     last = rows[-1]
     print(f"played {len(rows)} turns against {args.ai_players} FreeCiv AI ({args.ai_level}), "

@@ -311,6 +311,7 @@ def test_the_wire_constants_are_freecivs(tmp_path):
     if cc is None:
         pytest.skip("no C compiler")
     headers = ["fc_types.h", "city.h", "improvement.h", "extras.h", "player.h", "actions.h",
+               "unit.h", "tile.h",
                "unittype.h", "tech.h", "terrain.h", "nation.h", "disaster.h", "spaceship.h",
                "connection.h", "game.h", "traderoutes.h", "multipliers.h", "research.h",
                "calendar.h", "achievements.h", "packets.h"]  # fmt: skip
@@ -325,7 +326,8 @@ def test_the_wire_constants_are_freecivs(tmp_path):
     lines = ["#include <stdio.h>", *(f'#include "{h}"' for h in found), "int main(void){"]
     lines += [f'printf("{k} %d\\n", (int)({k}));' for k in constants.SIZES]
     lines += [f'printf("{k} %d\\n", (int)sizeof({k}));' for k in constants.BITVECTOR_BYTES]
-    lines += ['printf("ACTION_FOUND_CITY %d\\n", (int)ACTION_FOUND_CITY);', "return 0;}"]
+    lines += [f'printf("{k} %d\\n", (int)({k}));' for k in constants.ENUMS]
+    lines += ["return 0;}"]
     (work / "c.c").write_text("\n".join(lines))
     inc = [f"-I{p}" for p in (work, src / "common", src / "utility", src / "common/networking",
                               src / "common/aicore")]  # fmt: skip
@@ -335,8 +337,7 @@ def test_the_wire_constants_are_freecivs(tmp_path):
         pytest.skip(f"FreeCiv's headers do not compile here: {done.stderr.strip()[:200]}")
     out = subprocess.run([str(work / "c")], capture_output=True, text=True, check=True).stdout
     got = {k: int(v) for k, v in (line.split() for line in out.splitlines())}
-    assert got == {**constants.SIZES, **constants.BITVECTOR_BYTES,
-                   "ACTION_FOUND_CITY": constants.ACTION_FOUND_CITY}
+    assert got == {**constants.SIZES, **constants.BITVECTOR_BYTES, **constants.ENUMS}
 
 
 # --- a real server -------------------------------------------------------------------------
@@ -379,3 +380,24 @@ def test_zlib_is_what_the_server_uses():
     compress2: checked on a block made here."""
     block = compressed_block(b"x" * 100)
     assert zlib.decompress(block[2:]) == b"x" * 100
+
+
+def test_a_planner_plays_a_real_server_and_the_rules_gap_is_reported(tmp_path):
+    src = _source()
+    if not os.access(BINARY, os.X_OK) and shutil.which("freeciv-server") is None:
+        pytest.skip("freeciv-server is not installed (apt-get install freeciv-server)")
+    from nlmcs.experiments.freeciv_play import play_freeciv
+    from nlmcs.search.config import SearchConfig
+
+    played = play_freeciv(proto=packets_def.load(src / PACKETS_DEF),
+                          server=ServerConfig(seed=4, ai_level="novice"), method="uct", turns=4,
+                          seed=4, search_config=SearchConfig(rollouts=20, depth=4),
+                          out=tmp_path, log=lambda line: None)  # fmt: skip
+    turns = played.turns
+    assert [t["turn"] for t in turns] == [1, 2, 3, 4]
+    assert sum(t["orders"] for t in turns) > 0  # moves, cities, research were sent
+    assert all("predicted_units" in t for t in turns[1:])
+    assert played.gaps["unknown tile (guessed grassland)"] > 0
+    summary = (tmp_path / "summary.md").read_text()
+    assert "Rules gap" in summary and "fog of war" in summary
+    assert (tmp_path / "gaps.csv").read_text().startswith("measure,turns,predicted,seen")

@@ -37,6 +37,7 @@ _KEPT = {
     "PACKET_RULESET_BUILDING": ("buildings", "id"),
     "PACKET_RULESET_TECH": ("techs", "id"),
     "PACKET_RULESET_ACTION": ("actions", "id"),
+    "PACKET_RULESET_EXTRA": ("extras", "id"),
 }
 _REMOVED = {"PACKET_UNIT_REMOVE": ("units", "unit_id"), "PACKET_CITY_REMOVE": ("cities", "city_id"),
             "PACKET_PLAYER_REMOVE": ("players", "playerno")}  # fmt: skip
@@ -56,6 +57,7 @@ class View:
     buildings: dict[int, dict] = field(default_factory=dict)
     techs: dict[int, dict] = field(default_factory=dict)
     actions: dict[int, dict] = field(default_factory=dict)
+    extras: dict[int, dict] = field(default_factory=dict)
     latest: dict[str, dict] = field(default_factory=dict)  # the last packet of every kind
     received: Counter = field(default_factory=Counter)
     player_id: int | None = None

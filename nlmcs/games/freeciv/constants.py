@@ -39,5 +39,20 @@ BITVECTOR_BYTES = {
 }  # fmt: skip
 """Bytes on the wire of each bit vector type (`sizeof` of the C type)."""
 
-ACTION_FOUND_CITY = 25
-"""`enum gen_action` value of founding a city (action ids are fixed in 3.0, names are not)."""
+ENUMS = {
+    # enum gen_action (action ids are fixed in 3.0; their names in the ruleset are not)
+    "ACTION_FOUND_CITY": 25, "ACTION_ATTACK": 41, "ACTION_CONQUER_CITY": 42, "ACTION_NONE": 44,
+    # enum unit_activity
+    "ACTIVITY_IDLE": 0, "ACTIVITY_MINE": 3, "ACTIVITY_IRRIGATE": 4, "ACTIVITY_FORTIFIED": 5,
+    "ACTIVITY_SENTRY": 7, "ACTIVITY_EXPLORE": 11, "ACTIVITY_FORTIFYING": 15,
+    "ACTIVITY_GEN_ROAD": 19, "ACTIVITY_LAST": 21, "ACTIVITY_FACTOR": 10,
+    # enum universals_n (what a city builds), enum unit_orders, enum direction8
+    "VUT_IMPROVEMENT": 3, "VUT_UTYPE": 6, "ORDER_MOVE": 0, "ORDER_ACTION_MOVE": 3,
+    "DIR8_NORTHWEST": 0, "DIR8_NORTH": 1, "DIR8_NORTHEAST": 2, "DIR8_WEST": 3, "DIR8_EAST": 4,
+    "DIR8_SOUTHWEST": 5, "DIR8_SOUTH": 6, "DIR8_SOUTHEAST": 7,
+    # enum tech_state, enum known_type, tech ids
+    "TECH_KNOWN": 2, "TILE_UNKNOWN": 0, "A_NONE": 0, "A_UNSET": 202,
+}  # fmt: skip
+"""Enum values the bridge sends or reads, by their C names."""
+
+ACTION_FOUND_CITY = ENUMS["ACTION_FOUND_CITY"]

@@ -9,13 +9,11 @@ planner needs the translation to our engine, which this does not do yet.
 
 from __future__ import annotations
 
-import csv
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+from nlmcs.files import write_csv_rows
 from nlmcs.games.freeciv.client import Client
 from nlmcs.games.freeciv.constants import ACTION_FOUND_CITY
 from nlmcs.games.freeciv.packets_def import Protocol
@@ -65,19 +63,10 @@ def probe(*, proto: Protocol, config: ServerConfig, turns: int, out: Path | None
             log(" ".join(f"{k} {v}" for k, v in row.items()))
             client.send("PACKET_PLAYER_PHASE_DONE", turn=view.turn)
     if out is not None:
-        _write_csv(rows, out)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        write_csv_rows(out, rows)
     return rows
 
 
 def _unit_types_named(view, name: str) -> set[int]:
     return {t["id"] for t in view.unit_types.values() if t.get("rule_name") == name}
-
-
-def _write_csv(rows: list[dict], out: Path) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=".tmp")
-    with os.fdopen(fd, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["turn"])
-        w.writeheader()
-        w.writerows(rows)
-    os.replace(tmp, out)

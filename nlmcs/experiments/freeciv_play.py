@@ -1,0 +1,159 @@
+"""One game of our planner against FreeCiv's own AI on a real `freeciv-server` (library side of
+`nlmcs freeciv play`).
+
+Every turn: translate what the server shows us (`nlmcs.games.freeciv.translate`; fog of war,
+as a player sees it), let the planner choose on that state in our engine, send the choice as
+orders (`nlmcs.games.freeciv.orders`), and end the turn. The rules-gap report compares, turn by
+turn, what our engine predicted for the next turn (our move, the other players moved by our
+built-in AI) with what the server then shows: our units, cities, citizens, food and shield
+stocks, bulbs and techs. Fairness: we see what FreeCiv sends a player; no observer connection,
+no savegame reading.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nlmcs.files import write_atomic, write_csv_rows
+from nlmcs.games.civ.state import CivState
+from nlmcs.games.freeciv.client import Client
+from nlmcs.games.freeciv.orders import requests
+from nlmcs.games.freeciv.packets_def import Protocol
+from nlmcs.games.freeciv.server import FreeCivServer, ServerConfig
+from nlmcs.games.freeciv.translate import translate
+from nlmcs.model.config import ModelConfig
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.methods import make_planner
+
+GAP_MEASURES = ("units", "cities", "citizens", "food", "shields", "bulbs", "techs")
+
+
+def measures(state: CivState, player: int = 0) -> dict[str, int]:
+    """What the rules-gap report compares, for one player of a state."""
+    cities = [c for c in state.cities.values() if c.owner == player]
+    p = state.players[player]
+    return {
+        "units": sum(1 for u in state.units.values() if u.owner == player),
+        "cities": len(cities), "citizens": sum(c.size for c in cities),
+        "food": sum(c.food for c in cities), "shields": sum(c.shields for c in cities),
+        "bulbs": p.bulbs, "techs": bin(p.techs).count("1"),
+    }  # fmt: skip
+
+
+@dataclass
+class FreeCivGame:
+    turns: list[dict] = field(default_factory=list)  # one row per turn played
+    gaps: Counter = field(default_factory=Counter)  # translation gaps, summed over turns
+    result: dict = field(default_factory=dict)
+
+
+def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: int, seed: int,
+                 search_config: SearchConfig | None = None,
+                 model_config: ModelConfig | None = None, manual=None,
+                 out: Path | None = None, username: str = "nlmcs",
+                 log: Callable[[str], None] = print) -> FreeCivGame:
+    """Play `turns` turns; with `out` (a folder), write turns.csv, gaps.csv and summary.md."""
+    game_out = FreeCivGame()
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 7]))
+    planner = civ = None
+    predicted: dict | None = None
+    t0 = time.perf_counter()
+    with FreeCivServer(server) as srv, Client.connect(proto, "127.0.0.1", srv.port) as client:
+        client.join(username)
+        srv.command("start")
+        view = client.view
+        try:
+            while len(game_out.turns) < turns:
+                name, _ = client.receive()
+                if name != "PACKET_BEGIN_TURN":
+                    continue
+                tr = translate(view, max_turns=server.end_turn, game=civ)
+                if tr.state.game is not civ:  # first turn, or the players changed
+                    if planner is not None:
+                        planner.close()
+                    civ = tr.state.game
+                    planner = make_planner(method, game=civ, manual=manual, seed=seed,
+                                           search_config=search_config,
+                                           model_config=model_config)  # fmt: skip
+                seen = measures(tr.state)
+                row = {"turn": view.turn, **{f"{k}": v for k, v in seen.items()}}
+                if predicted is not None:
+                    row.update({f"predicted_{k}": predicted[k] for k in GAP_MEASURES})
+                step0 = time.perf_counter()
+                joint = planner.choose(tr.state, 0, rng)
+                row["seconds"] = round(time.perf_counter() - step0, 3)
+                sent = requests(tr, view, joint, rng)
+                for packet, fields in sent:
+                    client.send(packet, **fields)
+                    client.receive_until({"PACKET_PROCESSING_FINISHED"})
+                predicted = measures(_predict(tr.state, joint, rng))
+                me = view.players.get(view.player_id, {})
+                row.update({"orders": len(sent), "score": me.get("score", 0),
+                            "unknown_tiles": tr.gaps.get("unknown tile (guessed grassland)", 0)})
+                game_out.gaps.update(tr.gaps)
+                game_out.turns.append(row)
+                log(f"turn {row['turn']}: {seen['units']} units, {seen['cities']} cities, "
+                    f"score {row['score']}, {len(sent)} orders, {row['seconds']:.1f} s")
+                client.send("PACKET_PLAYER_PHASE_DONE", turn=view.turn)
+        finally:
+            if planner is not None:
+                planner.close()
+        scores = {p: row.get("score", 0) for p, row in view.players.items()}
+    game_out.result = {
+        "method": method, "seed": seed, "turns": len(game_out.turns),
+        "ai_level": server.ai_level, "ai_players": server.ai_players,
+        "our_score": scores.get(view.player_id, 0),
+        "best_other_score": max((s for p, s in scores.items() if p != view.player_id),
+                                default=0),
+        "seconds": round(time.perf_counter() - t0, 1),
+    }  # fmt: skip
+    if out is not None:
+        write_results(game_out, out)
+    return game_out
+
+
+def _predict(state: CivState, joint: dict, rng) -> CivState:
+    """Our engine's next turn: our move, every other player moved by our built-in AI."""
+    sim = state.clone()
+    ai = state.game.policy("builtin")
+    moves = {0: joint, **{p: ai.joint_action(sim, p, rng) for p in range(1, sim.num_players)}}
+    sim.apply_joint_actions(moves, rng)
+    return sim
+
+
+def gap_table(turns: list[dict]) -> list[dict]:
+    """Per measure: turns compared, mean predicted, mean seen and mean absolute error."""
+    out = []
+    for k in GAP_MEASURES:
+        pairs = [(r[f"predicted_{k}"], r[k]) for r in turns if f"predicted_{k}" in r]
+        if pairs:
+            pred, seen = np.array(pairs, float).T
+            out.append({"measure": k, "turns": len(pairs), "predicted": round(pred.mean(), 2),
+                        "seen": round(seen.mean(), 2),
+                        "mean_abs_error": round(float(np.abs(pred - seen).mean()), 2)})
+    return out
+
+
+def write_results(game: FreeCivGame, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv_rows(out / "turns.csv", game.turns)
+    write_csv_rows(out / "gaps.csv", gap_table(game.turns))
+    r = game.result
+    lines = [f"# FreeCiv game: {r['method']} vs FreeCiv's AI ({r['ai_level']}), seed {r['seed']}",
+             "", "Played as a player (fog of war); no observer connection, no savegame reading.",
+             "", f"Turns {r['turns']}, our score {r['our_score']}, best other score "
+             f"{r['best_other_score']}, {r['seconds']} s.", "",
+             "## Rules gap (our engine's prediction of the next turn vs what the server showed)",
+             "", "| measure | turns | predicted | seen | mean abs error |",
+             "|---|---:|---:|---:|---:|"]  # fmt: skip
+    lines += [f"| {g['measure']} | {g['turns']} | {g['predicted']} | {g['seen']} | "
+              f"{g['mean_abs_error']} |" for g in gap_table(game.turns)]
+    lines += ["", "## What did not map (summed over turns)", "", "| what | count |", "|---|---:|"]
+    lines += [f"| {k} | {v} |" for k, v in game.gaps.most_common()]
+    write_atomic(out / "summary.md", "\n".join(lines) + "\n")

@@ -1,0 +1,103 @@
+"""Our planner's joint move, as FreeCiv requests (packet name, fields).
+
+- `move` in a direction: as many single steps as our engine moves the unit on a copy of the
+  translated state (`ORDER_MOVE` orders, one per tile); `attack`: the attack action on the tile;
+- `build_city`: the found-city action; `irrigate`, `mine`, `build_road`, `fortify`: the matching
+  activity (with its extra as the target); `wait`: nothing;
+- a city's `build`: its production (unit or building, by name); the civilization's `research`:
+  the tech to research, by name.
+Anything the server does not take is refused by it and shows in the next turn's view.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nlmcs.games.base import Action, AgentId
+from nlmcs.games.civ.legal import parse_agent
+from nlmcs.games.freeciv.client import View
+from nlmcs.games.freeciv.constants import ENUMS
+from nlmcs.games.freeciv.translate import Translation
+
+# Our direction 0..7 (north, clockwise) as FreeCiv's enum direction8.
+DIRECTIONS = tuple(ENUMS[f"DIR8_{d}"] for d in ("NORTH", "NORTHEAST", "EAST", "SOUTHEAST",
+                                                 "SOUTH", "SOUTHWEST", "WEST", "NORTHWEST"))
+ACTIVITIES = {"irrigate": ("ACTIVITY_IRRIGATE", "irrigation"), "mine": ("ACTIVITY_MINE", "mine"),
+              "build_road": ("ACTIVITY_GEN_ROAD", "road"), "fortify": ("ACTIVITY_FORTIFYING", None)}
+Request = tuple[str, dict]
+
+
+def requests(tr: Translation, view: View, joint: dict[AgentId, Action],
+             rng: np.random.Generator) -> list[Request]:
+    """The requests that carry out `joint` (one player's agents) on the server."""
+    out: list[Request] = []
+    by_name = {kind: {_lower(row): i for i, row in getattr(view, kind).items()}
+               for kind in ("unit_types", "buildings", "techs", "extras")}
+    for agent, action in joint.items():
+        kind, ident = parse_agent(agent)
+        if kind == "unit" and ident in tr.state.units:
+            out.extend(_unit(tr, agent, ident, action, by_name, rng))
+        elif kind == "city" and action.kind == "build":
+            name = str(action.arg)
+            if name in by_name["unit_types"]:
+                item = (ENUMS["VUT_UTYPE"], by_name["unit_types"][name])
+            elif name in by_name["buildings"]:
+                item = (ENUMS["VUT_IMPROVEMENT"], by_name["buildings"][name])
+            else:
+                continue
+            out.append(("PACKET_CITY_CHANGE", {"city_id": ident, "production_kind": item[0],
+                                               "production_value": item[1]}))  # fmt: skip
+        elif kind == "civ" and action.kind == "research" and action.arg in by_name["techs"]:
+            out.append(("PACKET_PLAYER_RESEARCH", {"tech": by_name["techs"][action.arg]}))
+    return out
+
+
+def _lower(row: dict) -> str:
+    return str(row.get("rule_name") or row.get("name") or "").lower()
+
+
+def _unit(tr: Translation, agent: str, uid: int, action: Action, by_name: dict,
+          rng) -> list[Request]:
+    s = tr.state
+    u = s.units[uid]
+    width = s.map.width
+    if action.kind == "move":
+        sim = s.clone()
+        sim.apply_action(agent, action, rng)
+        moved = sim.units.get(uid)
+        if moved is None or moved.tile == u.tile:
+            return []
+        steps = max(abs(moved.tile % width - u.tile % width),
+                    abs(moved.tile // width - u.tile // width))
+        d = DIRECTIONS[int(action.arg)]
+        return [("PACKET_UNIT_ORDERS", {
+            "unit_id": uid, "src_tile": u.tile, "length": steps, "repeat": False,
+            "vigilant": False, "orders": [ENUMS["ORDER_MOVE"]] * steps, "dir": [d] * steps,
+            "activity": [ENUMS["ACTIVITY_LAST"]] * steps, "sub_target": [-1] * steps,
+            "action": [ENUMS["ACTION_NONE"]] * steps, "dest_tile": moved.tile,
+        })]  # fmt: skip
+    if action.kind == "attack":
+        target = _step(u.tile, int(action.arg), width, s.map.height)
+        if target < 0:
+            return []
+        return [("PACKET_UNIT_DO_ACTION", {"actor_id": uid, "target_id": target, "sub_tgt_id": 0,
+                                           "name": "", "action_type": ENUMS["ACTION_ATTACK"]})]
+    if action.kind == "build_city":
+        return [("PACKET_UNIT_DO_ACTION", {"actor_id": uid, "target_id": u.tile, "sub_tgt_id": 0,
+                                           "name": f"nlmcs {uid}",
+                                           "action_type": ENUMS["ACTION_FOUND_CITY"]})]
+    if action.kind in ACTIVITIES:
+        activity, extra = ACTIVITIES[action.kind]
+        target = by_name["extras"].get(extra, -1) if extra else -1
+        return [("PACKET_UNIT_CHANGE_ACTIVITY", {"unit_id": uid, "activity": ENUMS[activity],
+                                                 "target": target})]
+    return []  # wait
+
+
+_STEPS = ((0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1))
+
+
+def _step(tile: int, d: int, width: int, height: int) -> int:
+    """The tile one step in our direction `d` from `tile`, or -1 off the map."""
+    x, y = tile % width + _STEPS[d][0], tile // width + _STEPS[d][1]
+    return y * width + x if 0 <= x < width and 0 <= y < height else -1

@@ -1,0 +1,131 @@
+"""The FreeCiv bridge's translation (server view -> our state) and orders (our move -> requests),
+on a hand-made view, so they run without a server; tests/games/test_freeciv_protocol.py plays
+the real thing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nlmcs.games.base import Action
+from nlmcs.games.freeciv.client import View
+from nlmcs.games.freeciv.constants import ENUMS
+from nlmcs.games.freeciv.orders import DIRECTIONS, requests
+from nlmcs.games.freeciv.translate import translate
+
+W, H = 16, 12
+ME, AI = 0, 1
+
+
+def bits(*ids: int, size: int = 16) -> bytes:
+    out = bytearray(size)
+    for i in ids:
+        out[i // 8] |= 1 << (i % 8)
+    return bytes(out)
+
+
+def at(x: int, y: int) -> int:
+    return y * W + x
+
+
+@pytest.fixture
+def view() -> View:
+    v = View(player_id=ME)
+    v.latest["PACKET_MAP_INFO"] = {"xsize": W, "ysize": H}
+    v.latest["PACKET_GAME_INFO"] = {"turn": 5}
+    v.terrains = {0: {"rule_name": "Grassland"}, 1: {"rule_name": "Ocean"},
+                  2: {"rule_name": "Lake"}, 3: {"rule_name": "Hills"}}
+    v.extras = {0: {"rule_name": "River"}, 1: {"rule_name": "Irrigation"},
+                2: {"rule_name": "Mine"}, 3: {"rule_name": "Road"}, 4: {"rule_name": "Wheat"}}
+    v.unit_types = {0: {"rule_name": "Settlers"}, 1: {"rule_name": "Warriors"},
+                    2: {"rule_name": "Explorer"}}
+    v.buildings = {0: {"rule_name": "Barracks"}, 1: {"rule_name": "Palace"}}
+    v.techs = {0: {"rule_name": "None"}, 1: {"rule_name": "Bronze Working"},
+               2: {"rule_name": "Alphabet"}}
+    for y in range(2, 9):  # a known patch; the rest of the map was never seen
+        for x in range(2, 9):
+            v.tiles[at(x, y)] = {"tile": at(x, y), "known": 2, "terrain": 0, "resource": 128,
+                                 "extras": bits()}
+    v.tiles[at(2, 2)]["terrain"] = 1  # ocean
+    v.tiles[at(8, 8)]["terrain"] = 2  # a lake: ocean for us
+    v.tiles[at(5, 5)].update(extras=bits(0, 3), resource=4)  # river, road, wheat
+    v.tiles[at(6, 5)].update(terrain=3, extras=bits(2))  # a mined hill
+    v.players = {ME: {"playerno": ME, "is_alive": True, "gold": 40, "score": 3},
+                 AI: {"playerno": AI, "is_alive": True, "gold": 0, "score": 0}}
+    v.research = {ME: {"id": ME, "inventions": "021" + "0" * 10, "researching": 2,
+                       "bulbs_researched": 7}}
+    v.cities = {50: {"id": 50, "owner": ME, "tile": at(5, 5), "size": 3, "food_stock": 9,
+                     "shield_stock": 4, "production_kind": ENUMS["VUT_UTYPE"],
+                     "production_value": 1, "improvements": bits(0, 1, size=25),
+                     "turn_founded": 1}}
+    v.units = {
+        60: {"id": 60, "owner": ME, "type": 0, "tile": at(4, 4), "hp": 20, "veteran": 0,
+             "activity": ENUMS["ACTIVITY_IDLE"], "activity_count": 0, "homecity": 50},
+        61: {"id": 61, "owner": ME, "type": 2, "tile": at(4, 5), "hp": 10, "veteran": 0,
+             "activity": 0, "activity_count": 0, "homecity": 0},  # an explorer
+        62: {"id": 62, "owner": ME, "type": 1, "tile": at(3, 3), "hp": 10, "veteran": 0,
+             "activity": ENUMS["ACTIVITY_SENTRY"], "activity_count": 0, "homecity": 0},
+    }
+    return v
+
+
+def test_the_view_becomes_our_state_and_the_gaps_are_counted(view):
+    tr = translate(view, max_turns=100)
+    s, gaps = tr.state, tr.gaps
+    assert tr.players == [ME, AI] and s.turn == 5 and s.map.width == W
+    names = [t.name for t in s.tables.ruleset.terrains]
+    assert names[s.map.terr[at(2, 2)]] == "ocean" and names[s.map.terr[at(8, 8)]] == "ocean"
+    assert names[s.map.terr[at(6, 5)]] == "hills" and names[s.map.terr[at(0, 0)]] == "grassland"
+    assert s.map.riv[at(5, 5)] and s.tables.resource_names[s.map.res[at(5, 5)]] == "wheat"
+    assert s.improvements[at(6, 5)] != 0  # the mine
+    city = s.cities[50]
+    assert (city.size, city.food, city.shields, city.capital) == (3, 9, 4, True)
+    assert s.tables.item_names[city.build] == "warriors"
+    assert city.buildings == 1 << s.tables.building_names.index("barracks")
+    assert sorted(u.id for u in s.units.values() if u.owner == 0) == [60, 62]
+    assert s.tables.unit_names[s.units[60].kind] == "settlers" and s.units[60].home == 50
+    p = s.players[0]
+    assert p.techs == 1 << s.tables.tech_names.index("bronze working")
+    assert s.tables.tech_names[p.researching] == "alphabet" and (p.bulbs, p.gold) == (7, 40)
+    assert gaps["unknown tile (guessed grassland)"] == W * H - 49
+    assert gaps["terrain lake as ocean"] == 1
+    assert gaps["unit explorer left out"] == 1 and gaps["activity as idle"] == 1
+    # Nothing of the AI is in sight: a guessed city on the never-seen tile farthest from us.
+    (guess,) = [c for c in s.cities.values() if c.owner == 1]
+    assert guess.tile not in view.tiles and not s.is_terminal()
+    assert gaps["unseen opponent: a city guessed on the farthest unknown tile"] == 1
+
+
+def test_a_seen_opponent_gets_no_guess(view):
+    view.units[70] = {"id": 70, "owner": AI, "type": 1, "tile": at(7, 7), "hp": 10,
+                      "veteran": 1, "activity": 0, "activity_count": 0, "homecity": 0}
+    tr = translate(view, max_turns=100)
+    assert not [c for c in tr.state.cities.values() if c.owner == 1]
+    assert tr.state.units[70].owner == 1 and tr.state.units[70].vet == 1
+
+
+def test_our_moves_become_the_servers_requests(view):
+    tr = translate(view, max_turns=100)
+    rng = np.random.default_rng(0)
+    joint = {"unit:60": Action("move", 2), "city:50": Action("build", "settlers"),
+             "civ:0": Action("research", "alphabet"), "unit:62": Action("wait")}
+    out = dict(requests(tr, view, joint, rng))
+    orders = out["PACKET_UNIT_ORDERS"]
+    assert orders["unit_id"] == 60 and orders["dir"] == [ENUMS["DIR8_EAST"]] * orders["length"]
+    assert orders["length"] >= 1 and orders["dest_tile"] == at(4 + orders["length"], 4)
+    assert out["PACKET_CITY_CHANGE"] == {"city_id": 50, "production_kind": ENUMS["VUT_UTYPE"],
+                                         "production_value": 0}
+    assert out["PACKET_PLAYER_RESEARCH"] == {"tech": 2}
+    assert len(out) == 3  # waiting sends nothing
+    found = requests(tr, view, {"unit:60": Action("build_city")}, rng)
+    assert found == [("PACKET_UNIT_DO_ACTION", {
+        "actor_id": 60, "target_id": at(4, 4), "sub_tgt_id": 0, "name": "nlmcs 60",
+        "action_type": ENUMS["ACTION_FOUND_CITY"]})]
+    work = requests(tr, view, {"unit:60": Action("irrigate")}, rng)
+    assert work == [("PACKET_UNIT_CHANGE_ACTIVITY", {
+        "unit_id": 60, "activity": ENUMS["ACTIVITY_IRRIGATE"], "target": 1})]
+
+
+def test_directions_map_to_freecivs_compass():
+    # ours: north first, clockwise; FreeCiv: NW, N, NE, W, E, SW, S, SE
+    assert DIRECTIONS == (1, 2, 4, 7, 6, 5, 3, 0)
