@@ -81,7 +81,8 @@ def _server(args):
     find_binary()
     proto = packets_def.load(packets_def_path())
     return proto, ServerConfig(seed=args.seed, ai_players=args.ai_players,
-                               ai_level=args.ai_level, xsize=args.xsize, ysize=args.ysize)
+                               ai_level=args.ai_level, xsize=args.xsize, ysize=args.ysize,
+                               end_turn=args.turns)
 
 
 def play_cli(args) -> int:
@@ -97,9 +98,11 @@ def play_cli(args) -> int:
                           seed=args.seed, search_config=scfg, model_config=mcfg,
                           manual=args.manual, out=args.out)  # fmt: skip
     r = played.result
+    outcome = {None: "draw", 0: "won"}.get(r["winner"], "lost")
     print(f"method {r['method']} vs FreeCiv AI ({r['ai_level']}) seed {r['seed']}: "
-          f"{r['turns']} turns, score {r['our_score']} vs best other {r['best_other_score']} "
-          f"(as a player, fog of war)" + (f"; results in {args.out}" if args.out else ""))
+          f"{r['turns']} turns, {outcome}, final score {r['our_score']} vs best other "
+          f"{r['best_other_score']} (as a player, fog of war)"
+          + (f"; results in {args.out}" if args.out else ""))
     return 0
 
 

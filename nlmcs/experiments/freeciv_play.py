@@ -101,21 +101,39 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                 log(f"turn {row['turn']}: {seen['units']} units, {seen['cities']} cities, "
                     f"score {row['score']}, {len(sent)} orders, {row['seconds']:.1f} s")
                 client.send("PACKET_PLAYER_PHASE_DONE", turn=view.turn)
+            final = _final_scores(client) if server.end_turn == turns else {}
         finally:
             if planner is not None:
                 planner.close()
-        scores = {p: row.get("score", 0) for p, row in view.players.items()}
+    me = view.player_id
+    others = [s for p, s in final.items() if p != me]
+    best = max(others, default=None)
+    winner = None
+    if final and best is not None and final.get(me, 0) != best:
+        winner = 0 if final.get(me, 0) > best else 1 + others.index(best)
     game_out.result = {
         "method": method, "seed": seed, "turns": len(game_out.turns),
         "ai_level": server.ai_level, "ai_players": server.ai_players,
-        "our_score": scores.get(view.player_id, 0),
-        "best_other_score": max((s for p, s in scores.items() if p != view.player_id),
-                                default=0),
+        "finished": bool(final), "winner": winner,
+        "scores": [final.get(me, 0), *others] if final else [],
+        "our_score": final.get(me), "best_other_score": best,
         "seconds": round(time.perf_counter() - t0, 1),
+        "seconds_per_turn": [t["seconds"] for t in game_out.turns],
     }  # fmt: skip
     if out is not None:
         write_results(game_out, out)
     return game_out
+
+
+def _final_scores(client: Client) -> dict[int, int]:
+    """FreeCiv's final score of every player (not barbarians), sent when the game ends at the
+    turn limit; the winner is then the highest score, as in our engine."""
+    name, report = client.receive_until({"PACKET_ENDGAME_REPORT"})
+    scores = {}
+    while len(scores) < report["player_num"]:
+        _, row = client.receive_until({"PACKET_ENDGAME_PLAYER"})
+        scores[row["player_id"]] = row["score"]
+    return scores
 
 
 def _predict(state: CivState, joint: dict, rng) -> CivState:
@@ -147,8 +165,8 @@ def write_results(game: FreeCivGame, out: Path) -> None:
     r = game.result
     lines = [f"# FreeCiv game: {r['method']} vs FreeCiv's AI ({r['ai_level']}), seed {r['seed']}",
              "", "Played as a player (fog of war); no observer connection, no savegame reading.",
-             "", f"Turns {r['turns']}, our score {r['our_score']}, best other score "
-             f"{r['best_other_score']}, {r['seconds']} s.", "",
+             "", f"Turns {r['turns']}; final scores (FreeCiv's, at the turn limit): ours "
+             f"{r['our_score']}, best other {r['best_other_score']}; {r['seconds']} s.", "",
              "## Rules gap (our engine's prediction of the next turn vs what the server showed)",
              "", "| measure | turns | predicted | seen | mean abs error |",
              "|---|---:|---:|---:|---:|"]  # fmt: skip

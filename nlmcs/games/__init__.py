@@ -30,6 +30,15 @@ def _civ(**kwargs):
 register_game("civ", _civ)
 
 
+def _freeciv(**kwargs):
+    from nlmcs.games.freeciv.match import FreeCivMatch
+
+    return FreeCivMatch(**kwargs)
+
+
+register_game("freeciv", _freeciv)
+
+
 def game_names() -> list[str]:
     return sorted(_FACTORIES)
 

@@ -45,6 +45,8 @@ def play_game_job(job: GameJob) -> dict:
     from nlmcs.games import make_game
 
     spec, arm = job.spec, job.arm
+    if spec.game == "freeciv":
+        return _play_freeciv_job(job)
     game = make_game(spec.game, **spec.game_options)
     search = spec.arm_search(arm)
     started = time.perf_counter()
@@ -56,6 +58,32 @@ def play_game_job(job: GameJob) -> dict:
     config = getattr(game, "config", None)
     return game_row(job, result, wall_seconds=time.perf_counter() - started,
                     game_config=config.to_dict() if hasattr(config, "to_dict") else {})
+
+
+def _play_freeciv_job(job: GameJob) -> dict:
+    """One game on a local FreeCiv server against FreeCiv's AI (`nlmcs.games.freeciv`)."""
+    from nlmcs.experiments.freeciv_play import play_freeciv
+    from nlmcs.experiments.play import PlayResult
+    from nlmcs.games import make_game
+    from nlmcs.games.freeciv import packets_def
+    from nlmcs.games.freeciv.protocol_source import packets_def_path
+
+    spec, arm = job.spec, job.arm
+    match = make_game(spec.game, **spec.game_options)
+    started = time.perf_counter()
+    played = play_freeciv(proto=packets_def.load(packets_def_path()),
+                          server=match.server_config(seed=job.seed, opponent=spec.opponent),
+                          method=arm.method, turns=spec.steps, seed=job.seed,
+                          # roll-outs model FreeCiv's AI by our built-in AI
+                          search_config=dataclasses.replace(spec.arm_search(arm),
+                                                            opponent="builtin"),
+                          model_config=spec.model,
+                          manual=job.manual, log=lambda line: None)  # fmt: skip
+    r = played.result
+    result = PlayResult(arm.method, job.seed, r["turns"], r["winner"], r["finished"],
+                        [float(x) for x in r["scores"]] or [0.0, 0.0], r["seconds_per_turn"])
+    return game_row(job, result, wall_seconds=time.perf_counter() - started,
+                    game_config=match.config.to_dict())
 
 
 def outcome_of(winner: int | None, finished: bool) -> str:

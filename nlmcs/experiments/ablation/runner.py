@@ -87,6 +87,8 @@ def _check_game(spec: AblationSpec) -> None:
 
     game = make_game(spec.game, **spec.game_options)
     game.policy(spec.opponent)
+    if hasattr(game, "check_available"):  # a game on a real server needs it installed
+        game.check_available()
     if any(get_method(m).corpus for m in spec.methods):
         from corpus.bundle import check_compatible, corpus_bundle
 

@@ -1,0 +1,65 @@
+"""`make_game("freeciv", ...)`: games on a real FreeCiv server, for `nlmcs ablation --game
+freeciv`. Not a forward model (the planners search in our engine, on the server's view
+translated each turn); it holds the match's settings and names the opponent, FreeCiv's own AI.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from nlmcs.errors import UserInputError
+from nlmcs.games.freeciv.server import AI_LEVELS, ServerConfig
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    max_turns: int = 100
+    xsize: int = 40
+    ysize: int = 25
+    ai_players: int = 1
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass(frozen=True)
+class FreeCivAI:
+    """The opponent: every other player is FreeCiv's AI at `level`."""
+
+    level: str
+
+
+class FreeCivMatch:
+    name = "freeciv"
+
+    def __init__(self, *, max_turns: int = 100, xsize: int = 40, ysize: int = 25,
+                 ai_players: int = 1):
+        if not isinstance(max_turns, int) or max_turns < 1:
+            raise UserInputError(f"max_turns {max_turns!r} must be a positive integer")
+        if not 1 <= ai_players <= 7 or not (16 <= xsize <= 200 and 16 <= ysize <= 200):
+            raise UserInputError("freeciv: 1-7 AI players on a map of 16..200 tiles a side")
+        self.config = MatchConfig(max_turns, xsize, ysize, ai_players)
+        self.num_players = ai_players + 1
+
+    def policy(self, spec: str) -> FreeCivAI:
+        kind, _, level = str(spec).partition(":")
+        if kind != "freeciv" or level not in AI_LEVELS:
+            raise UserInputError(f"the freeciv game is played against FreeCiv's AI: opponent "
+                                 f"freeciv:{'|'.join(AI_LEVELS)}, not {spec!r}")
+        return FreeCivAI(level)
+
+    def server_config(self, *, seed: int, opponent: str) -> ServerConfig:
+        c = self.config
+        return ServerConfig(seed=seed, ai_players=c.ai_players,
+                            ai_level=self.policy(opponent).level, xsize=c.xsize, ysize=c.ysize,
+                            end_turn=c.max_turns)
+
+    @staticmethod
+    def check_available() -> None:
+        """The server program and the protocol definition are there (one clear line if not)."""
+        from nlmcs.games.freeciv.protocol_source import packets_def_path
+        from nlmcs.games.freeciv.server import find_binary
+
+        find_binary()
+        packets_def_path()
