@@ -23,7 +23,7 @@ import numpy as np
 from nlmcs.files import write_atomic, write_csv_rows
 from nlmcs.games.civ.state import CivState
 from nlmcs.games.freeciv.client import Client
-from nlmcs.games.freeciv.orders import requests
+from nlmcs.games.freeciv.orders import fixed_rules, requests
 from nlmcs.games.freeciv.packets_def import Protocol
 from nlmcs.games.freeciv.server import FreeCivServer, ServerConfig
 from nlmcs.games.freeciv.translate import translate
@@ -88,7 +88,7 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                 step0 = time.perf_counter()
                 joint = planner.choose(tr.state, 0, rng)
                 row["seconds"] = round(time.perf_counter() - step0, 3)
-                sent = requests(tr, view, joint, rng)
+                sent = requests(tr, view, joint, rng) + fixed_rules(tr, view)
                 for packet, fields in sent:
                     client.send(packet, **fields)
                     client.receive_until({"PACKET_PROCESSING_FINISHED"})

@@ -10,7 +10,7 @@ import pytest
 from nlmcs.games.base import Action
 from nlmcs.games.freeciv.client import View
 from nlmcs.games.freeciv.constants import ENUMS
-from nlmcs.games.freeciv.orders import DIRECTIONS, requests
+from nlmcs.games.freeciv.orders import DIRECTIONS, fixed_rules, requests
 from nlmcs.games.freeciv.translate import translate
 
 W, H = 16, 12
@@ -129,3 +129,11 @@ def test_our_moves_become_the_servers_requests(view):
 def test_directions_map_to_freecivs_compass():
     # ours: north first, clockwise; FreeCiv: NW, N, NE, W, E, SW, S, SE
     assert DIRECTIONS == (1, 2, 4, 7, 6, 5, 3, 0)
+
+
+def test_units_our_engine_lacks_explore_on_the_servers_rule(view):
+    tr = translate(view, max_turns=100)
+    assert fixed_rules(tr, view) == [("PACKET_UNIT_CHANGE_ACTIVITY", {
+        "unit_id": 61, "activity": ENUMS["ACTIVITY_EXPLORE"], "target": -1})]
+    view.units[61]["activity"] = ENUMS["ACTIVITY_EXPLORE"]  # already exploring: nothing to send
+    assert fixed_rules(tr, view) == []

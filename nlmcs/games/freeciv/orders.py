@@ -7,6 +7,7 @@
 - a city's `build`: its production (unit or building, by name); the civilization's `research`:
   the tech to research, by name.
 Anything the server does not take is refused by it and shows in the next turn's view.
+`fixed_rules` covers units our engine lacks (they explore).
 """
 
 from __future__ import annotations
@@ -49,6 +50,20 @@ def requests(tr: Translation, view: View, joint: dict[AgentId, Action],
                                                "production_value": item[1]}))  # fmt: skip
         elif kind == "civ" and action.kind == "research" and action.arg in by_name["techs"]:
             out.append(("PACKET_PLAYER_RESEARCH", {"tech": by_name["techs"][action.arg]}))
+    return out
+
+
+def fixed_rules(tr: Translation, view: View) -> list[Request]:
+    """Requests for what our engine does not model: our units of types it lacks (explorers)
+    explore on the server's own rule while idle."""
+    me, ours = view.player_id, set(tr.state.tables.unit_names)
+    out = []
+    for uid, u in sorted(view.units.items()):
+        kind = _lower(view.unit_types.get(u.get("type"), {}))
+        if (u.get("owner") == me and kind not in ours
+                and u.get("activity") == ENUMS["ACTIVITY_IDLE"]):  # fmt: skip
+            out.append(("PACKET_UNIT_CHANGE_ACTIVITY", {
+                "unit_id": uid, "activity": ENUMS["ACTIVITY_EXPLORE"], "target": -1}))
     return out
 
 
