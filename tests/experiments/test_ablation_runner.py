@@ -106,6 +106,31 @@ def test_resume_after_a_worker_is_killed(tmp_path, monkeypatch):
     assert keys(rows_of(out)) == [(a, i) for a in ("linear", "uct") for i in range(4)]
 
 
+class _BreaksOnSubmit(ThreadPoolExecutor):
+    """A pool that breaks between a finished game and the next submission (as a process
+    pool whose other worker was killed meanwhile)."""
+
+    def __init__(self, ok: int):
+        super().__init__(1)
+        self.ok = ok
+
+    def submit(self, fn, /, *args, **kwargs):
+        from concurrent.futures.process import BrokenProcessPool
+
+        if self.ok == 0:
+            raise BrokenProcessPool("a child process terminated abruptly")
+        self.ok -= 1
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_a_pool_broken_at_submission_is_a_lost_worker_and_keeps_the_games(tmp_path):
+    out, spec = tmp_path / "run", tiny_spec(games=2)
+    prepared = prepare_run(spec=spec, out=out)
+    with pytest.raises(WorkerLost, match="1 games are stored"), _BreaksOnSubmit(1) as pool:
+        run_jobs(prepared, executor=pool, max_in_flight=1)
+    assert len(rows_of(out)) == 1
+
+
 def test_an_interrupt_stops_the_workers_and_keeps_the_stored_games(tmp_path):
     out, spec = tmp_path / "run", tiny_spec(games=3)
     prepared = prepare_run(spec=spec, out=out)

@@ -136,10 +136,22 @@ def run_jobs(prepared: PreparedRun, *, executor: Executor, max_in_flight: int = 
         in_flight: dict[Future, GameJob] = {}
         played: list[dict] = []
 
+        def lost(job: GameJob, err: BaseException) -> WorkerLost:
+            return WorkerLost(
+                f"a worker died during {job.arm.label} game {job.index} "
+                f"({type(err).__name__}); {len(done) + len(played)} games are stored in "
+                f"{folder / RESULTS_NAME}; re-run the same command to resume")
+
         def submit_next() -> None:
             job = next(todo, None)
             if job is not None:
-                in_flight[executor.submit(job_fn, job)] = job
+                try:
+                    in_flight[executor.submit(job_fn, job)] = job
+                except BaseException as err:
+                    # A pool can break between a finished game and the next submission.
+                    if _is_lost_worker(err):
+                        raise lost(job, err) from err
+                    raise
 
         try:
             for _ in range(max(1, max_in_flight)):
@@ -170,11 +182,7 @@ def run_jobs(prepared: PreparedRun, *, executor: Executor, max_in_flight: int = 
                 if failure is not None:
                     job, err = failure
                     if _is_lost_worker(err):
-                        raise WorkerLost(
-                            f"a worker died during {job.arm.label} game {job.index} "
-                            f"({type(err).__name__}); {len(done) + len(played)} games are "
-                            f"stored in {folder / RESULTS_NAME}; re-run the same command to "
-                            "resume") from err
+                        raise lost(job, err) from err
                     raise err
                 for _ in range(count):
                     submit_next()
