@@ -69,10 +69,18 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
         srv.command("start")
         view = client.view
         try:
+            final: dict[int, int] = {}
+            destroyed = False
             while len(game_out.turns) < turns:
-                name, _ = client.receive()
+                name, values = client.receive()
+                if name == "PACKET_ENDGAME_REPORT":  # over before the turn limit (conquest)
+                    final = _final_scores(client, values)
+                    break
                 if name != "PACKET_BEGIN_TURN":
                     continue
+                if not view.players.get(view.player_id, {}).get("is_alive", True):
+                    destroyed = True  # the game goes on without us: a loss
+                    break
                 tr = translate(view, max_turns=server.end_turn, game=civ)
                 if tr.state.game is not civ:  # first turn, or the players changed
                     if planner is not None:
@@ -101,20 +109,22 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                 log(f"turn {row['turn']}: {seen['units']} units, {seen['cities']} cities, "
                     f"score {row['score']}, {len(sent)} orders, {row['seconds']:.1f} s")
                 client.send("PACKET_PLAYER_PHASE_DONE", turn=view.turn)
-            final = _final_scores(client) if server.end_turn == turns else {}
+            if not final and not destroyed and server.end_turn == len(game_out.turns):
+                _, report = client.receive_until({"PACKET_ENDGAME_REPORT"})
+                final = _final_scores(client, report)
         finally:
             if planner is not None:
                 planner.close()
     me = view.player_id
     others = [s for p, s in final.items() if p != me]
     best = max(others, default=None)
-    winner = None
+    winner = 1 if destroyed else None
     if final and best is not None and final.get(me, 0) != best:
         winner = 0 if final.get(me, 0) > best else 1 + others.index(best)
     game_out.result = {
         "method": method, "seed": seed, "turns": len(game_out.turns),
         "ai_level": server.ai_level, "ai_players": server.ai_players,
-        "finished": bool(final), "winner": winner,
+        "finished": bool(final) or destroyed, "winner": winner,
         "scores": [final.get(me, 0), *others] if final else [],
         "our_score": final.get(me), "best_other_score": best,
         "seconds": round(time.perf_counter() - t0, 1),
@@ -125,10 +135,9 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
     return game_out
 
 
-def _final_scores(client: Client) -> dict[int, int]:
-    """FreeCiv's final score of every player (not barbarians), sent when the game ends at the
-    turn limit; the winner is then the highest score, as in our engine."""
-    name, report = client.receive_until({"PACKET_ENDGAME_REPORT"})
+def _final_scores(client: Client, report: dict) -> dict[int, int]:
+    """FreeCiv's final score of every player (not barbarians), sent after the end-of-game
+    `report`; the winner is then the highest score, as in our engine."""
     scores = {}
     while len(scores) < report["player_num"]:
         _, row = client.receive_until({"PACKET_ENDGAME_PLAYER"})

@@ -127,6 +127,7 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
         city_tiles[c["tile"]] = owner
 
     units, unit_owner_at = [], {}
+    kept = {c["id"] for c in cities}
     for uid, u in sorted(view.units.items()):
         owner, kind = owner_of(u), unit_types.get(u.get("type"), "")
         tile = u.get("tile", -1)
@@ -154,7 +155,7 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
                                len(game.ruleset.params["veteran_power_pct"]) - 1),
                 "activity": act,
                 "progress": u.get("activity_count", 0) // ENUMS["ACTIVITY_FACTOR"],
-                "home": u.get("homecity", 0) if u.get("homecity", 0) in view.cities else -1,
+                "home": u.get("homecity", 0) if u.get("homecity", 0) in kept else -1,
             })  # fmt: skip
             unit_owner_at[tile] = owner
 
