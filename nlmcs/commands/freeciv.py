@@ -36,6 +36,8 @@ def register(sub) -> None:
     g.add_argument("--method", default="text", help="planner (as `nlmcs play --method`)")
     g.add_argument("--manual", default="civ-guide", help="stored manual the text methods read")
     g.add_argument("--out", type=Path, help="folder for turns.csv, gaps.csv and summary.md")
+    g.add_argument("--log-decisions", type=Path,
+                   help="write every decision record (JSON lines, as `nlmcs play`)")
     _server_options(g)
     add_search_options(g)
 
@@ -93,10 +95,13 @@ def play_cli(args) -> int:
     scfg, mcfg = configs(args)
     if args.out is not None:
         check_output(args.out / "summary.md", make_parent=True)
+    if args.log_decisions is not None:
+        check_output(args.log_decisions)
     proto, server = _server(args)
     played = play_freeciv(proto=proto, server=server, method=args.method, turns=args.turns,
                           seed=args.seed, search_config=scfg, model_config=mcfg,
-                          manual=args.manual, out=args.out)  # fmt: skip
+                          manual=args.manual, out=args.out,
+                          log_decisions=args.log_decisions)  # fmt: skip
     r = played.result
     outcome = {None: "draw", 0: "won"}.get(r["winner"], "lost")
     print(f"method {r['method']} vs FreeCiv AI ({r['ai_level']}) seed {r['seed']}: "

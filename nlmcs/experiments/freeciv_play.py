@@ -12,6 +12,8 @@ no savegame reading.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nlmcs.files import write_atomic, write_csv_rows
+from nlmcs.files import AtomicFile, write_atomic, write_csv_rows
 from nlmcs.games.civ.state import CivState
 from nlmcs.games.freeciv.client import Client
 from nlmcs.games.freeciv.orders import fixed_rules, requests
@@ -56,10 +58,14 @@ class FreeCivGame:
 def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: int, seed: int,
                  search_config: SearchConfig | None = None,
                  model_config: ModelConfig | None = None, manual=None,
-                 out: Path | None = None, username: str = "nlmcs",
-                 log: Callable[[str], None] = print) -> FreeCivGame:
-    """Play `turns` turns; with `out` (a folder), write turns.csv, gaps.csv and summary.md."""
+                 out: Path | None = None, log_decisions: Path | None = None,
+                 username: str = "nlmcs", log: Callable[[str], None] = print) -> FreeCivGame:
+    """Play `turns` turns; with `out` (a folder), write turns.csv, gaps.csv and summary.md;
+    with `log_decisions`, every decision record of the planner (JSON lines, as `nlmcs play`)."""
     game_out = FreeCivGame()
+    search_config = dataclasses.replace(search_config or SearchConfig(),
+                                        log_decisions=log_decisions is not None)
+    decisions = AtomicFile(log_decisions) if log_decisions is not None else None
     rng = np.random.default_rng(np.random.SeedSequence([seed, 7]))
     planner = civ = None
     predicted: dict | None = None
@@ -96,6 +102,10 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                 step0 = time.perf_counter()
                 joint = planner.choose(tr.state, 0, rng)
                 row["seconds"] = round(time.perf_counter() - step0, 3)
+                if decisions is not None:
+                    for rec in planner.last_log:
+                        decisions.file.write(json.dumps({**rec, "freeciv_turn": view.turn},
+                                                        allow_nan=False) + "\n")
                 sent = requests(tr, view, joint, rng) + fixed_rules(tr, view)
                 for packet, fields in sent:
                     client.send(packet, **fields)
@@ -115,6 +125,8 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
         finally:
             if planner is not None:
                 planner.close()
+            if decisions is not None:
+                decisions.commit()  # the turns played so far are kept, whatever ended the game
     me = view.player_id
     others = [s for p, s in final.items() if p != me]
     best = max(others, default=None)

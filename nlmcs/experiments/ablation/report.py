@@ -175,6 +175,10 @@ def write_report(folder: Path, *, strict: bool = True) -> Report:
     spec = run["spec"]
     title = (f"Ablation {folder.name}: {spec.get('steps')} steps, depth "
              f"{spec['search'].get('depth')}, vs {spec.get('opponent')}, seed {seed}")
+    if spec.get("game") == "freeciv":
+        title += ("\n\nOn a local FreeCiv 3.0 server against FreeCiv's AI, played as a player "
+                  "(fog of war); no observer connection, no savegame reading. The winner has "
+                  "the higher of FreeCiv's final scores.")
     outputs = {
         "games.csv": _csv(rows, GAME_COLUMNS),
         "summary.csv": _csv([asdict(s) for s in report.arms], [f.name for f in

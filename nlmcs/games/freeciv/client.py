@@ -94,6 +94,7 @@ class Client:
         self.type_bytes = 1
         self.view = View()
         self.pending: list[tuple[str, dict]] = []
+        self.recording: bytearray | None = None  # set to a bytearray to keep every byte read
 
     @classmethod
     def connect(cls, proto: Protocol, host: str, port: int, *, timeout: float = 60.0) -> Client:
@@ -137,6 +138,8 @@ class Client:
                 data = self.sock.recv(1 << 16)
                 if not data:
                     raise ProtocolError("the server closed the connection")
+                if self.recording is not None:
+                    self.recording += data
                 self.decoder.feed(data)
                 continue
             number, body = got

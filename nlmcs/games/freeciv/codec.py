@@ -99,7 +99,7 @@ def write_value(out: bytearray, f: Field, v) -> None:
             raise ProtocolError(f"{f.name}: bit vector of {len(b)} bytes, not {f.bv_bytes}")
         out += b
     elif kind in ("ufloat", "sfloat"):
-        out += struct.pack(">I" if kind == "ufloat" else ">i", int(v * f.float_factor))
+        out += struct.pack(">I" if kind == "ufloat" else ">i", round(v * f.float_factor))
     elif kind == "requirement":
         kind_, value, range_, survives, present, quiet = v
         out += struct.pack(">BiBBBB", kind_, value, range_, survives, present, quiet)
