@@ -442,3 +442,39 @@ def test_a_recorded_server_stream_replays_and_survives_re_encoding():
     for name, values in live:
         body = encode_body(proto, proto[name], values, sent)
         assert decode_body(proto, proto[name], body, received) == values, name
+
+
+def test_a_server_outlives_a_killed_client_by_seconds_only():
+    """kill -9 of our process runs no clean-up; the server then quits on its own (quitidle)."""
+    src = _source()
+    if not os.access(BINARY, os.X_OK):
+        pytest.skip("freeciv-server is not installed (apt-get install freeciv-server)")
+    import sys
+    import time
+
+    script = (
+        "import sys, time\n"
+        "from nlmcs.games.freeciv import packets_def\n"
+        "from nlmcs.games.freeciv.client import Client\n"
+        "from nlmcs.games.freeciv.server import FreeCivServer, ServerConfig\n"
+        f"proto = packets_def.load({str(src / PACKETS_DEF)!r})\n"
+        "srv = FreeCivServer(ServerConfig(seed=1)).__enter__()\n"
+        "Client.connect(proto, '127.0.0.1', srv.port).join('nlmcs')\n"
+        "print(srv.proc.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        server_pid = int(child.stdout.readline())
+    finally:
+        child.kill()
+        child.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(server_pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.5)
+    os.kill(server_pid, 9)
+    pytest.fail("the server outlived its killed client by 30 s")

@@ -3,11 +3,13 @@
 It listens on 127.0.0.1 only, on a free port, reads a generated start script (ruleset, map size
 and seeds, AI players and their skill, no turn timeout, no autosaves) and runs as an unprivileged
 user when started by root (the server refuses root). Used as a context manager, it stops the
-server, and everything the server started, on leaving: normally, on an error, or on Ctrl-C.
+server, and everything the server started, on leaving: normally, on an error, or on Ctrl-C;
+if our process is killed outright, the server quits by itself once its client is gone.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -22,6 +24,9 @@ from nlmcs.errors import UserInputError
 
 BINARY = "/usr/games/freeciv-server"
 AI_LEVELS = ("novice", "easy", "normal", "hard")
+QUIT_IDLE_SECONDS = 10
+"""The server quits this long after its last connection closed: the guard for a client killed
+outright (kill -9, or a worker killed by its pool), which cannot stop it."""
 
 
 def find_binary(binary: str | None = None) -> str:
@@ -114,7 +119,8 @@ class FreeCivServer:
         script.chmod(0o644)
         self.port = free_port()
         cmd = [self.binary, "--bind", "127.0.0.1", "--port", str(self.port), "--read",
-               str(script), "--saves", str(self.dir), "--exit-on-end", "--quitidle", "60",
+               str(script), "--saves", str(self.dir), "--exit-on-end", "--quitidle",
+               str(QUIT_IDLE_SECONDS),
                "--Announce", "none", "--debug", "normal"]  # fmt: skip
         if os.geteuid() == 0:
             cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *cmd]
@@ -155,13 +161,14 @@ class FreeCivServer:
         proc, self.proc = self.proc, None
         if proc is not None and proc.poll() is None:
             try:
-                os.killpg(proc.pid, signal.SIGTERM)
-                proc.wait(timeout=5)
-            except (ProcessLookupError, PermissionError):
-                pass
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+                with contextlib.suppress(ProcessLookupError, subprocess.TimeoutExpired):
+                    os.killpg(proc.pid, signal.SIGTERM)
+                    proc.wait(timeout=5)
+            finally:  # also when a second Ctrl-C or SIGTERM cuts the wait short
+                if proc.poll() is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    proc.wait()
         if proc is not None and proc.stdin:
             proc.stdin.close()
         if self.dir is not None:
