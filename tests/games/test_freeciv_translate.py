@@ -99,9 +99,13 @@ def test_the_view_becomes_our_state_and_the_gaps_are_counted(view):
 def test_a_seen_opponent_gets_no_guess(view):
     view.units[70] = {"id": 70, "owner": AI, "type": 1, "tile": at(7, 7), "hp": 10,
                       "veteran": 1, "activity": 0, "activity_count": 0, "homecity": 0}
+    view.cities[80] = {"id": 80, "owner": AI, "tile": at(7, 3), "size": 2,
+                       "improvements": bits(size=25)}  # seen from outside (short info)
     tr = translate(view, max_turns=100)
-    assert not [c for c in tr.state.cities.values() if c.owner == 1]
+    assert [c.id for c in tr.state.cities.values() if c.owner == 1] == [80]
     assert tr.state.units[70].owner == 1 and tr.state.units[70].vet == 1
+    assert tr.gaps["production of a city seen from outside as warriors"] == 1
+    assert "unseen opponent: a city guessed on the farthest unknown tile" not in tr.gaps
 
 
 def test_our_moves_become_the_servers_requests(view):

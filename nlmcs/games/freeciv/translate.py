@@ -222,10 +222,14 @@ def _far_unknown(unknown: list[int], ours: list[int], width: int, taken: set[int
 
 
 def _production(city: dict, unit_types: dict, buildings: dict, T, gaps: Counter) -> str:
-    kind, value = city.get("production_kind"), city.get("production_value")
+    default = T.item_names[T.default_build]
+    if "production_kind" not in city:  # a city seen from outside: FreeCiv does not say
+        gaps[f"production of a city seen from outside as {default}"] += 1
+        return default
+    kind, value = city["production_kind"], city.get("production_value")
     name = (unit_types.get(value) if kind == ENUMS["VUT_UTYPE"]
             else buildings.get(value) if kind == ENUMS["VUT_IMPROVEMENT"] else None)
     if name in T.item_names:
         return name
-    gaps[f"production {name or kind} as {T.item_names[T.default_build]}"] += 1
-    return T.item_names[T.default_build]
+    gaps[f"production {name or f'kind {kind}'} as {default}"] += 1
+    return default
