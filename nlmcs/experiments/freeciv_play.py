@@ -96,7 +96,7 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                                            search_config=search_config,
                                            model_config=model_config)  # fmt: skip
                 seen = measures(tr.state)
-                row = {"turn": view.turn, **{f"{k}": v for k, v in seen.items()}}
+                row = {"turn": view.turn, **seen}
                 if predicted is not None:
                     row.update({f"predicted_{k}": predicted[k] for k in GAP_MEASURES})
                 step0 = time.perf_counter()
