@@ -65,6 +65,8 @@ def view() -> View:
              "activity": 0, "activity_count": 0, "homecity": 0},  # an explorer
         62: {"id": 62, "owner": ME, "type": 1, "tile": at(3, 3), "hp": 10, "veteran": 0,
              "activity": ENUMS["ACTIVITY_SENTRY"], "activity_count": 0, "homecity": 0},
+        63: {"id": 63, "owner": ME, "type": 0, "tile": at(3, 4), "hp": 20, "veteran": 0,
+             "activity": ENUMS["ACTIVITY_MINE"], "activity_count": 10, "homecity": 0},
     }
     return v
 
@@ -82,7 +84,7 @@ def test_the_view_becomes_our_state_and_the_gaps_are_counted(view):
     assert (city.size, city.food, city.shields, city.capital) == (3, 9, 4, True)
     assert s.tables.item_names[city.build] == "warriors"
     assert city.buildings == 1 << s.tables.building_names.index("barracks")
-    assert sorted(u.id for u in s.units.values() if u.owner == 0) == [60, 62]
+    assert sorted(u.id for u in s.units.values() if u.owner == 0) == [60, 62, 63]
     assert s.tables.unit_names[s.units[60].kind] == "settlers" and s.units[60].home == 50
     p = s.players[0]
     assert p.techs == 1 << s.tables.tech_names.index("bronze working")
@@ -90,6 +92,7 @@ def test_the_view_becomes_our_state_and_the_gaps_are_counted(view):
     assert gaps["unknown tile (guessed grassland)"] == W * H - 49
     assert gaps["terrain lake as ocean"] == 1
     assert gaps["unit explorer left out"] == 1 and gaps["activity as idle"] == 1
+    assert gaps["activity mining as idle (grassland cannot be mined)"] == 1  # FreeCiv: forest
     # Nothing of the AI is in sight: a guessed city on the never-seen tile farthest from us.
     (guess,) = [c for c in s.cities.values() if c.owner == 1]
     assert guess.tile not in view.tiles and not s.is_terminal()

@@ -240,9 +240,11 @@ def state_from_json(game, data: object):
         activity = _get(ud, "activity", str, where)
         if activity not in ACTIVITY_NAMES:
             raise StateFileError(f"{where}.activity: unknown activity {activity!r}")
-        problem = _activity_problem(T, map_data, kind, tile, ACTIVITY_NAMES.index(activity))
+        problem = activity_problem(T, map_data.terr[tile], map_data.riv[tile], kind,
+                                   ACTIVITY_NAMES.index(activity))
         if problem:
-            raise StateFileError(f"{where}.activity: {activity!r} impossible: {problem}")
+            raise StateFileError(f"{where}.activity: {activity!r} impossible on tile {tile}: "
+                                 f"{problem}")
         home = _get(ud, "home", int, where)
         if home != -1 and home not in s.cities:
             raise StateFileError(f"{where}.home: no city {home}")
@@ -253,11 +255,12 @@ def state_from_json(game, data: object):
     return s
 
 
-def _activity_problem(T, map_data, kind: int, tile: int, act: int) -> str:
-    """Why a unit of `kind` on `tile` could never be doing `act` (empty if it could). These are the
-    unit-type and terrain tests of the legal fortify/irrigate/mine/build_road actions; the ones that
-    can change while the work goes on (the improvement already there, a city founded on the tile,
-    a neighbour's irrigation mined away) are left out, so every reachable state still loads."""
+def activity_problem(T, terrain: int, river: bool, kind: int, act: int) -> str:
+    """Why a unit of `kind` on a tile of `terrain` (with or without a river) could never be doing
+    `act` (empty if it could). These are the unit-type and terrain tests of the legal fortify,
+    irrigate, mine and build_road actions; the ones that can change while the work goes on (the
+    improvement already there, a city founded on the tile, a neighbour's irrigation mined away)
+    are left out, so every reachable state still loads."""
     name = T.unit_names[kind]
     if act in (FORTIFYING, FORTIFIED) and not T.unit_can_fortify[kind]:
         return f"{name} cannot fortify"
@@ -265,11 +268,11 @@ def _activity_problem(T, map_data, kind: int, tile: int, act: int) -> str:
         return ""
     if not T.unit_settlers[kind]:
         return f"{name} cannot work tiles"
-    ter = T.ruleset.terrains[map_data.terr[tile]]
+    ter = T.ruleset.terrains[terrain]
     if act == IRRIGATING and ter.irrigation_food == 0:
-        return f"{ter.name} on tile {tile} cannot be irrigated"
+        return f"{ter.name} cannot be irrigated"
     if act == MINING and ter.mining_shield == 0:
-        return f"{ter.name} on tile {tile} cannot be mined"
-    if act == ROADING and (ter.road_time <= 0 or map_data.riv[tile]):
-        return f"no road can be built on tile {tile}"
+        return f"{ter.name} cannot be mined"
+    if act == ROADING and (ter.road_time <= 0 or river):
+        return f"no road can be built on {ter.name}{' by a river' if river else ''}"
     return ""

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from nlmcs.games.civ import CivGame
 from nlmcs.games.civ.cities import governor
 from nlmcs.games.civ.game import CivConfig
-from nlmcs.games.civ.serialize import FORMAT, state_from_json
+from nlmcs.games.civ.serialize import FORMAT, activity_problem, state_from_json
 from nlmcs.games.civ.state import CivState
+from nlmcs.games.civ.tables import ACTIVITY_NAMES
 from nlmcs.games.freeciv.client import View
 from nlmcs.games.freeciv.constants import ENUMS
 
@@ -127,6 +128,9 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
         city_tiles[c["tile"]] = owner
 
     units, unit_owner_at = [], {}
+    index_of = {t.ident: i for i, t in enumerate(T.ruleset.terrains)}
+    terrain_index = [index_of[ch] for ch in terrain]
+    river_tiles = set(rivers)
     kept = {c["id"] for c in cities}
     for uid, u in sorted(view.units.items()):
         owner, kind = owner_of(u), unit_types.get(u.get("type"), "")
@@ -145,8 +149,10 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
             if act is None:
                 gaps["activity as idle"] += 1
                 act = "idle"
-            if act in ("fortified", "fortifying") and not T.unit_can_fortify[T.unit_names.index(
-                    kind)]:  # fmt: skip
+            problem = activity_problem(T, terrain_index[tile], tile in river_tiles,
+                                       T.unit_names.index(kind), ACTIVITY_NAMES.index(act))
+            if problem:  # FreeCiv allows it (mining grassland makes forest), our engine not
+                gaps[f"activity {act} as idle ({problem})"] += 1
                 act = "idle"
             units.append({
                 "id": uid, "owner": owner, "type": kind, "tile": tile,
