@@ -211,14 +211,15 @@ def _stored(out: Path) -> int:
 
 
 def _print_report(folder: Path, *, strict: bool) -> int:
-    from nlmcs.experiments.ablation.report import summary_markdown, write_report
+    from nlmcs.experiments.ablation.report import write_report
 
     report = write_report(folder, strict=strict)
     for bad in report.bad:
         print(f"warning: {folder} results line {bad.line}: {bad.reason} (skipped)",
               file=sys.stderr)
     print()
-    print(summary_markdown(report.arms, report.pairs), end="")
+    # What summary.md says (its bootstrap seed is the run's), not a second rendering of it.
+    print((folder / "summary.md").read_text(), end="")
     print()
     print("files written: " + ", ".join(str(p) for p in report.files))
     return 0
