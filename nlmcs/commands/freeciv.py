@@ -14,6 +14,7 @@ from nlmcs.commands.options import (
     int_option,
 )
 from nlmcs.files import check_output
+from nlmcs.games.freeciv.server import AI_LEVELS
 
 
 def register(sub) -> None:
@@ -53,7 +54,7 @@ def register(sub) -> None:
 
 def _server_options(p) -> None:
     p.add_argument("--turns", type=COUNT, default=10, help="turns to play")
-    p.add_argument("--ai-level", default="easy", choices=("novice", "easy", "normal", "hard"),
+    p.add_argument("--ai-level", default="easy", choices=AI_LEVELS,
                    help="skill of FreeCiv's AI players")
     p.add_argument("--ai-players", type=int_option(low=1, high=7), default=1,
                    help="FreeCiv AI players besides us")

@@ -65,7 +65,7 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
     game_out = FreeCivGame()
     search_config = dataclasses.replace(search_config or SearchConfig(),
                                         log_decisions=log_decisions is not None)
-    decisions = AtomicFile(log_decisions) if log_decisions is not None else None
+    decisions = None
     rng = np.random.default_rng(np.random.SeedSequence([seed, 7]))
     planner = civ = None
     predicted: dict | None = None
@@ -75,6 +75,8 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
         srv.command("start")
         view = client.view
         try:
+            if log_decisions is not None:
+                decisions = AtomicFile(log_decisions)
             final: dict[int, int] = {}
             destroyed = False
             while len(game_out.turns) < turns:

@@ -144,3 +144,21 @@ def test_units_our_engine_lacks_explore_on_the_servers_rule(view):
         "unit_id": 61, "activity": ENUMS["ACTIVITY_EXPLORE"], "target": -1})]
     view.units[61]["activity"] = ENUMS["ACTIVITY_EXPLORE"]  # already exploring: nothing to send
     assert fixed_rules(tr, view) == []
+
+
+def test_barbarians_are_not_players_and_research_is_found_by_team(view):
+    view.players[2] = {"playerno": 2, "is_alive": True, "barbarian_type": 1}
+    view.players[ME]["team"] = 4  # research is pooled per team
+    view.research = {4: view.research[ME]}
+    tr = translate(view, max_turns=100)
+    assert tr.players == [ME, AI]
+    assert tr.state.tables.tech_names[tr.state.players[0].researching] == "alphabet"
+
+
+def test_a_city_seen_from_outside_after_full_info_keeps_no_stale_fields():
+    v = View()
+    v.update("PACKET_CITY_INFO", {"id": 5, "owner": ME, "tile": 1, "size": 3, "food_stock": 9,
+                                  "production_kind": ENUMS["VUT_UTYPE"]})
+    v.update("PACKET_CITY_SHORT_INFO", {"id": 5, "owner": AI, "tile": 1, "size": 2})
+    assert v.cities[5] == {"id": 5, "owner": AI, "tile": 1, "size": 2,
+                           "_packet": "PACKET_CITY_SHORT_INFO"}

@@ -73,6 +73,8 @@ class View:
         if name in _KEPT:
             table, key = _KEPT[name]
             row = getattr(self, table).setdefault(values[key], {})
+            if row.get("_packet", name) != name:
+                row.clear()  # full and short info of one city or unit: keep no stale fields
             row.update(values)
             row["_packet"] = name
         elif name in _REMOVED:
@@ -112,7 +114,10 @@ class Client:
     def send(self, packet: str, /, **values) -> None:
         pkt = self.proto[packet]
         body = encode_body(self.proto, pkt, values, self.sent_cache)
-        self.sock.sendall(frame(pkt.number, body, type_bytes=self.type_bytes))
+        try:
+            self.sock.sendall(frame(pkt.number, body, type_bytes=self.type_bytes))
+        except OSError as e:
+            raise ProtocolError(f"cannot send to the server ({e.strerror or e})") from None
 
     def join(self, username: str) -> dict:
         """Ask to join; returns the server's reply (refusals raise, with the server's reason)."""
@@ -135,7 +140,11 @@ class Client:
                 return self.pending.pop(0)
             got = self.decoder.next_frame()
             if got is None:
-                data = self.sock.recv(1 << 16)
+                try:
+                    data = self.sock.recv(1 << 16)
+                except OSError as e:
+                    raise ProtocolError(f"cannot read from the server ({e.strerror or e})"
+                                        ) from None
                 if not data:
                     raise ProtocolError("the server closed the connection")
                 if self.recording is not None:

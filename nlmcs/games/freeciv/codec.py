@@ -16,6 +16,7 @@ import struct
 import zlib
 from dataclasses import dataclass, field
 
+from nlmcs.errors import UserInputError
 from nlmcs.games.freeciv.packets_def import Field, Packet, Protocol
 
 COMPRESSION_BORDER = 16 * 1024 + 1
@@ -23,8 +24,9 @@ JUMBO_SIZE = 0xFFFF
 DIFF_END = 255
 
 
-class ProtocolError(Exception):
-    """Bytes that do not decode as the packet definitions say."""
+class ProtocolError(UserInputError):
+    """The server's bytes do not decode as the packet definitions say, or the connection failed:
+    one line for the user (with the server's log, where the caller has it), no traceback."""
 
 
 # --- values ----------------------------------------------------------------------------------

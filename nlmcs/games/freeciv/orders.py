@@ -16,9 +16,10 @@ import numpy as np
 
 from nlmcs.games.base import Action, AgentId
 from nlmcs.games.civ.legal import parse_agent
+from nlmcs.games.civ.tables import DELTAS
 from nlmcs.games.freeciv.client import View
 from nlmcs.games.freeciv.constants import ENUMS
-from nlmcs.games.freeciv.translate import Translation
+from nlmcs.games.freeciv.translate import Translation, rule_name
 
 # Our direction 0..7 (north, clockwise) as FreeCiv's enum direction8.
 DIRECTIONS = tuple(ENUMS[f"DIR8_{d}"] for d in ("NORTH", "NORTHEAST", "EAST", "SOUTHEAST",
@@ -32,7 +33,7 @@ def requests(tr: Translation, view: View, joint: dict[AgentId, Action],
              rng: np.random.Generator) -> list[Request]:
     """The requests that carry out `joint` (one player's agents) on the server."""
     out: list[Request] = []
-    by_name = {kind: {_lower(row): i for i, row in getattr(view, kind).items()}
+    by_name = {kind: {rule_name(row): i for i, row in getattr(view, kind).items()}
                for kind in ("unit_types", "buildings", "techs", "extras")}
     for agent, action in joint.items():
         kind, ident = parse_agent(agent)
@@ -59,16 +60,12 @@ def fixed_rules(tr: Translation, view: View) -> list[Request]:
     me, ours = view.player_id, set(tr.state.tables.unit_names)
     out = []
     for uid, u in sorted(view.units.items()):
-        kind = _lower(view.unit_types.get(u.get("type"), {}))
+        kind = rule_name(view.unit_types.get(u.get("type"), {}))
         if (u.get("owner") == me and kind not in ours
                 and u.get("activity") == ENUMS["ACTIVITY_IDLE"]):  # fmt: skip
             out.append(("PACKET_UNIT_CHANGE_ACTIVITY", {
                 "unit_id": uid, "activity": ENUMS["ACTIVITY_EXPLORE"], "target": -1}))
     return out
-
-
-def _lower(row: dict) -> str:
-    return str(row.get("rule_name") or row.get("name") or "").lower()
 
 
 def _unit(tr: Translation, agent: str, uid: int, action: Action, by_name: dict,
@@ -109,10 +106,7 @@ def _unit(tr: Translation, agent: str, uid: int, action: Action, by_name: dict,
     return []  # wait
 
 
-_STEPS = ((0, -1), (1, -1), (1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1))
-
-
 def _step(tile: int, d: int, width: int, height: int) -> int:
     """The tile one step in our direction `d` from `tile`, or -1 off the map."""
-    x, y = tile % width + _STEPS[d][0], tile // width + _STEPS[d][1]
+    x, y = tile % width + DELTAS[d][0], tile // width + DELTAS[d][1]
     return y * width + x if 0 <= x < width and 0 <= y < height else -1

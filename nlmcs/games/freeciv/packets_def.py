@@ -162,6 +162,8 @@ def _resolve(type_name: str, aliases: dict[str, str]) -> tuple[str, str]:
 
 def _size(expr: str) -> int:
     """An array size: a number or an expression of known constants (`A_LAST + 1`)."""
+    if not re.fullmatch(r"[\w\s+\-*/()]+", expr) or re.search(r"\w\s+\w", expr):
+        raise ValueError(f"bad array size {expr!r}")
     tokens = re.findall(r"\w+|[-+*/()]", expr)
     out = []
     for t in tokens:
@@ -171,7 +173,10 @@ def _size(expr: str) -> int:
             out.append(str(SIZES[t]))
         else:
             raise ValueError(f"unknown constant {t!r} in array size {expr!r}")
-    return int(eval("".join(out), {"__builtins__": {}}))  # digits and operators only
+    try:
+        return int(eval("".join(out), {"__builtins__": {}}))  # digits and operators only
+    except (SyntaxError, ZeroDivisionError):
+        raise ValueError(f"bad array size {expr!r}") from None
 
 
 def _field_line(line: str, aliases: dict[str, str], caps: set[str]) -> list[Field]:

@@ -3,8 +3,8 @@
 It starts a local server, joins as a player, starts the game and, every turn, has each settlers
 unit ask to found a city where it stands (the server decides), then ends the turn. What the
 server shows the player is recorded per turn (units, cities, known tiles, score, gold, research),
-with the packets received. It tests the protocol layers end to end on a real server; playing by a
-planner needs the translation to our engine, which this does not do yet.
+with the packets received. It tests the protocol layers end to end on a real server, with no
+planner and no translation (those are `nlmcs.experiments.freeciv_play`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from nlmcs.games.freeciv.client import Client
 from nlmcs.games.freeciv.constants import ACTION_FOUND_CITY
 from nlmcs.games.freeciv.packets_def import Protocol
 from nlmcs.games.freeciv.server import FreeCivServer, ServerConfig
+from nlmcs.games.freeciv.translate import research_of
 
 
 def probe(*, proto: Protocol, config: ServerConfig, turns: int, out: Path | None = None,
@@ -45,7 +46,7 @@ def probe(*, proto: Protocol, config: ServerConfig, turns: int, out: Path | None
                                 action_type=ACTION_FOUND_CITY)  # fmt: skip
                     client.receive_until({"PACKET_PROCESSING_FINISHED"})
             player = view.players.get(me, {})
-            research = view.research.get(me, {})
+            research = research_of(view, me)
             row = {
                 "turn": view.turn,
                 "units": sum(1 for u in view.units.values() if u.get("owner") == me),

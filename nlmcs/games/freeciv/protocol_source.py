@@ -68,28 +68,32 @@ def fetch(*, dest: Path | None = None, mirror: str = "http://deb.debian.org/debi
         tarballs = sorted(tmp.glob("freeciv_*.orig.tar.*"))
         if not tarballs:
             raise UserInputError("apt-get source gave no freeciv_*.orig.tar.* file")
-        staged = tmp / "staged"
-        with tarfile.open(tarballs[0]) as tar:
-            for member in tar:
-                inner = member.name.partition("/")[2]
-                if not member.isfile() or not inner.startswith(_KEPT_DIRS):
-                    continue
-                if inner != PACKETS_DEF and not inner.endswith(".h"):
-                    continue
-                target = staged / inner
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with tar.extractfile(member) as src, open(target, "wb") as out:
-                    shutil.copyfileobj(src, out)
-        if not (staged / PACKETS_DEF).is_file():
-            raise UserInputError(f"{tarballs[0].name} holds no {PACKETS_DEF}")
-        (staged / "SOURCE").write_text(tarballs[0].name + "\n")
         dest.parent.mkdir(parents=True, exist_ok=True)
-        old = dest.with_name(dest.name + ".old")
-        shutil.rmtree(old, ignore_errors=True)
-        if dest.exists():
-            dest.rename(old)
-        shutil.move(str(staged), str(dest))
-        shutil.rmtree(old, ignore_errors=True)
+        # Staged next to `dest`, so that putting it in place is a rename, not a copy.
+        staged = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+        try:
+            with tarfile.open(tarballs[0]) as tar:
+                for member in tar:
+                    inner = member.name.partition("/")[2]
+                    if not member.isfile() or not inner.startswith(_KEPT_DIRS):
+                        continue
+                    if inner != PACKETS_DEF and not inner.endswith(".h"):
+                        continue
+                    target = staged / inner
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    with tar.extractfile(member) as src, open(target, "wb") as out:
+                        shutil.copyfileobj(src, out)
+            if not (staged / PACKETS_DEF).is_file():
+                raise UserInputError(f"{tarballs[0].name} holds no {PACKETS_DEF}")
+            (staged / "SOURCE").write_text(tarballs[0].name + "\n")
+            old = dest.with_name(dest.name + ".old")
+            shutil.rmtree(old, ignore_errors=True)
+            if dest.exists():
+                dest.rename(old)
+            staged.rename(dest)  # (a failed rename leaves the old tree as .old, not nothing)
+            shutil.rmtree(old, ignore_errors=True)
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
     log(f"kept {PACKETS_DEF} and the headers of {tarballs[0].name} in {dest}")
     return dest
 

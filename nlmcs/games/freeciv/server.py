@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
+from nlmcs.games.freeciv.codec import ProtocolError
 
 BINARY = "/usr/games/freeciv-server"
 AI_LEVELS = ("novice", "easy", "normal", "hard")
@@ -75,6 +76,9 @@ class ServerConfig:
             f"set mapseed {self.seed + 1}",  # 0 means "pick one at random"
             f"set gameseed {self.seed + 1}",
             "set timeout 0",
+            # A planner may think for minutes while the client answers no pings.
+            "set pingtime 1800",
+            "set pingtimeout 1800",
             'set autosaves ""',
             "set minplayers 1",
             f"set aifill {self.ai_players + 1}",
@@ -108,15 +112,19 @@ class FreeCivServer:
             raise
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if isinstance(exc, ProtocolError):  # say what the server said, while its log exists
+            exc.args = (f"{exc}; the server's log ends: {self.log_tail()}",)
         self.stop()
 
     def start(self) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="nlmcs-freeciv-"))
-        self.dir.chmod(0o777)  # the unprivileged server writes its log and saves here
         script = self.dir / "start.serv"
         script.write_text(self.config.script())
         script.chmod(0o644)
+        log = open(self.dir / "server.log", "wb")  # noqa: SIM115 (handed to the child)
+        # The unprivileged server only reads here (its log is the descriptor we hand it).
+        self.dir.chmod(0o755)
         self.port = free_port()
         cmd = [self.binary, "--bind", "127.0.0.1", "--port", str(self.port), "--read",
                str(script), "--saves", str(self.dir), "--exit-on-end", "--quitidle",
@@ -124,7 +132,6 @@ class FreeCivServer:
                "--Announce", "none", "--debug", "normal"]  # fmt: skip
         if os.geteuid() == 0:
             cmd = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", *cmd]
-        log = open(self.dir / "server.log", "wb")  # noqa: SIM115 (handed to the child)
         try:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=log,
                                          stderr=subprocess.STDOUT, cwd=self.dir,
@@ -136,11 +143,11 @@ class FreeCivServer:
             if self.proc.poll() is not None:
                 raise UserInputError(f"freeciv-server exited at start (status "
                                      f"{self.proc.returncode}): {self.log_tail()}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+            # Ready when our own server says so: a port taken meanwhile by another process
+            # (free_port releases it before the server binds) must not pass for ours.
+            if f"connections on port {self.port}." in self.log_path.read_text(errors="replace"):
                 return
-            except OSError:
-                time.sleep(0.1)
+            time.sleep(0.1)
         raise UserInputError(f"freeciv-server did not listen on port {self.port} within "
                              f"{self.start_timeout:.0f} s: {self.log_tail()}")
 
@@ -159,18 +166,21 @@ class FreeCivServer:
 
     def stop(self) -> None:
         proc, self.proc = self.proc, None
-        if proc is not None and proc.poll() is None:
-            try:
-                with contextlib.suppress(ProcessLookupError, subprocess.TimeoutExpired):
-                    os.killpg(proc.pid, signal.SIGTERM)
-                    proc.wait(timeout=5)
-            finally:  # also when a second Ctrl-C or SIGTERM cuts the wait short
-                if proc.poll() is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    proc.wait()
-        if proc is not None and proc.stdin:
-            proc.stdin.close()
-        if self.dir is not None:
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir = None
+        try:
+            if proc is not None and proc.poll() is None:
+                try:
+                    with contextlib.suppress(ProcessLookupError, subprocess.TimeoutExpired):
+                        os.killpg(proc.pid, signal.SIGTERM)
+                        proc.wait(timeout=5)
+                finally:  # also when a second Ctrl-C or SIGTERM cuts the wait short
+                    if proc.poll() is None:
+                        with contextlib.suppress(ProcessLookupError):
+                            os.killpg(proc.pid, signal.SIGKILL)
+                        proc.wait()
+        finally:
+            if proc is not None and proc.stdin:
+                with contextlib.suppress(OSError):
+                    proc.stdin.close()
+            if self.dir is not None:
+                shutil.rmtree(self.dir, ignore_errors=True)
+                self.dir = None

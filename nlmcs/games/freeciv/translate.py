@@ -49,7 +49,7 @@ class Translation:
         return self.players.index(freeciv_player) if freeciv_player in self.players else None
 
 
-def _name(row: dict) -> str:
+def rule_name(row: dict) -> str:
     return str(row.get("rule_name") or row.get("name") or "").lower()
 
 
@@ -64,7 +64,8 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
         raise ValueError("the server has not sent the map and our player yet")
     width, height = info["xsize"], info["ysize"]
     me = view.player_id
-    alive = sorted(p for p, row in view.players.items() if row.get("is_alive") and p != me)
+    alive = sorted(p for p, row in view.players.items()
+                   if row.get("is_alive") and p != me and not row.get("barbarian_type"))
     players = [me, *alive]
     if game is None or (game.config.width, game.config.height, game.num_players) != (
             width, height, len(players)):
@@ -73,7 +74,7 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
     T = game.tables
     gaps: Counter = Counter()
     our_terrains = {t.name: t.ident for t in T.ruleset.terrains}
-    extras = {i: _name(e) for i, e in view.extras.items()}
+    extras = {i: rule_name(e) for i, e in view.extras.items()}
 
     terrain, ocean = [], set()
     resources, rivers, improvements = [], [], []
@@ -83,7 +84,7 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
             gaps["unknown tile (guessed grassland)"] += 1
             terrain.append(our_terrains[UNKNOWN_TERRAIN])
             continue
-        name = _name(view.terrains.get(tile["terrain"], {}))
+        name = rule_name(view.terrains.get(tile["terrain"], {}))
         if name not in our_terrains:
             gaps[f"terrain {name or tile['terrain']} as {TERRAIN_AS.get(name, 'grassland')}"] += 1
             name = TERRAIN_AS.get(name, "grassland")
@@ -105,8 +106,8 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
     def owner_of(row: dict) -> int | None:
         return players.index(row["owner"]) if row.get("owner") in players else None
 
-    buildings = {i: _name(b) for i, b in view.buildings.items()}
-    unit_types = {i: _name(u) for i, u in view.unit_types.items()}
+    buildings = {i: rule_name(b) for i, b in view.buildings.items()}
+    unit_types = {i: rule_name(u) for i, u in view.unit_types.items()}
     cities, city_tiles = [], {}
     for cid, c in sorted(view.cities.items()):
         owner = owner_of(c)
@@ -185,10 +186,10 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
         city_tiles[tile] = p
         next_id += 1
 
-    techs = {i: _name(t) for i, t in view.techs.items()}
+    techs = {i: rule_name(t) for i, t in view.techs.items()}
     player_rows = []
     for p in players:
-        research = view.research.get(p, {})
+        research = research_of(view, p)
         known = [techs.get(i, "") for i, ch in enumerate(research.get("inventions", ""))
                  if ch == str(ENUMS["TECH_KNOWN"]) and i != ENUMS["A_NONE"]]  # fmt: skip
         researching = techs.get(research.get("researching", ENUMS["A_UNSET"]))
@@ -211,6 +212,12 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
     for _, c in sorted(state.cities.items()):
         governor(state, c)  # worked tiles and surpluses as our engine would pick them
     return Translation(state, players, gaps)
+
+
+def research_of(view: View, player: int) -> dict:
+    """A player's research (FreeCiv keys it by team: teams pool research by default)."""
+    team = view.players.get(player, {}).get("team", player)
+    return view.research.get(team) or view.research.get(player) or {}
 
 
 def _far_unknown(unknown: list[int], ours: list[int], width: int, taken: set[int]) -> int | None:
