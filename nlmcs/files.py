@@ -15,12 +15,15 @@ damaged after it was written is found before it is read.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
 import hashlib
 import os
+import signal
 import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -127,59 +130,101 @@ def file_mode() -> int:
     return 0o666 & ~_umask()
 
 
+@contextlib.contextmanager
+def held_interrupts() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM until the block ends, then deliver them.
+
+    An interrupt raised between creating a temporary and handing it to its owner (or between
+    closing it and renaming it) would leave it behind; signal handlers run in the main thread
+    only, so elsewhere this holds nothing and needs to hold nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous: dict[int, object] = {}
+    try:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            previous[signum] = signal.signal(signum, lambda s, _frame: held.append(s))
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if held:
+        signal.raise_signal(held[0])  # now the restored handler raises it
+
+
 class AtomicFile:
     """A temporary file beside `path` that replaces `path` on `commit()` (fsynced first) and
-    disappears on `discard()`. Either is final; a later call does nothing."""
+    disappears on `discard()`. Either is final; a later call does nothing. Creating, committing
+    and discarding hold interrupts, and a temporary still open at exit is removed, so no
+    interrupt, wherever it lands, leaves a hidden temporary behind."""
 
     def __init__(self, path: str | Path, *, binary: bool = False, newline: str | None = None):
         self.path = Path(path)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.",
-                                   suffix=TEMP_SUFFIX)
-        self.tmp = Path(tmp)
-        os.fchmod(fd, file_mode())
-        mode = "wb" if binary else "w"
-        encoding = None if binary else "utf-8"
-        self.file: IO = os.fdopen(fd, mode, encoding=encoding, newline=newline)
-        self.done = False
+        self.done = True  # nothing to commit or discard until the temporary exists
+        try:
+            with held_interrupts():
+                fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.",
+                                           suffix=TEMP_SUFFIX)
+                self.tmp = Path(tmp)
+                self.file: IO = os.fdopen(fd, "wb" if binary else "w",
+                                          encoding=None if binary else "utf-8", newline=newline)
+                self.done = False
+                _OPEN.add(self)
+                os.fchmod(fd, file_mode())
+        except BaseException:
+            self.discard()  # an interrupt held during creation: the temporary goes with it
+            raise
 
     def commit(self) -> Path:
         """Rename the finished file over `path`. The content was complete when this was called,
-        so an interrupt (Ctrl-C, SIGTERM) landing in the fsync still lets the rename happen,
-        and neither the output nor a hidden temporary is lost; an I/O error discards it."""
+        so an interrupt (Ctrl-C, SIGTERM) arriving meanwhile is delivered after the rename, and
+        neither the output nor a hidden temporary is lost; an I/O error discards it."""
         if not self.done:
-            try:
-                self.file.flush()
-                os.fsync(self.file.fileno())
-            except KeyboardInterrupt:
-                self._rename()
-                raise
-            except BaseException:
-                self.discard()
-                raise
-            self._rename()
+            with held_interrupts():
+                try:
+                    self.file.flush()
+                    os.fsync(self.file.fileno())
+                except BaseException:
+                    self.discard()
+                    raise
+                self.done = True
+                _OPEN.discard(self)
+                self.file.close()
+                os.replace(self.tmp, self.path)
         return self.path
-
-    def _rename(self) -> None:
-        self.done = True
-        self.file.close()
-        os.replace(self.tmp, self.path)
 
     def discard(self) -> None:
         if not self.done:
-            self.done = True
-            self.file.close()
-            with contextlib.suppress(FileNotFoundError):
-                self.tmp.unlink()
+            with held_interrupts():
+                self.done = True
+                _OPEN.discard(self)
+                self.file.close()
+                with contextlib.suppress(FileNotFoundError):
+                    self.tmp.unlink()
+
+
+_OPEN: set[AtomicFile] = set()
+"""Temporaries neither committed nor discarded. One left at exit was never handed to its owner
+(an interrupt landed between creating it and the owner's `try`), so it is removed."""
+
+
+@atexit.register
+def _discard_orphans() -> None:
+    for orphan in list(_OPEN):
+        orphan.discard()
 
 
 @contextlib.contextmanager
 def atomic_output(path: str | Path, *, binary: bool = False, newline: str | None = None):
     """`with atomic_output(p) as fh:` writes `p` whole when the block ends, or not at all."""
-    out = AtomicFile(path, binary=binary, newline=newline)
+    out = None
     try:
+        out = AtomicFile(path, binary=binary, newline=newline)
         yield out.file
     except BaseException:
-        out.discard()
+        if out is not None:
+            out.discard()
         raise
     out.commit()
 

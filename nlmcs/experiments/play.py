@@ -77,14 +77,14 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
     result = PlayResult(method, seed, 0, None, False, [])
     out = log = None
-    if log_path is not None:
-        out = AtomicFile(log_path)
-        log = out.file
-    snapshots = log is not None and log_states
-    if snapshots:
-        log.write(_line(_game_record(game, method=method, opponent=opponent, seed=seed,
-                                     steps=steps, extra=log_header)))
+    snapshots = log_path is not None and log_states
     try:
+        if log_path is not None:
+            out = AtomicFile(log_path)
+            log = out.file
+        if snapshots:
+            log.write(_line(_game_record(game, method=method, opponent=opponent, seed=seed,
+                                         steps=steps, extra=log_header)))
         for t in range(steps):
             if state.is_terminal():
                 break

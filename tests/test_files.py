@@ -1,0 +1,83 @@
+"""Whole-or-nothing outputs: an interrupt, wherever it lands in a write, leaves either the old
+file or the complete new one, and never a hidden temporary (CI once found one left by a
+SIGTERM landing between closing a temporary and renaming it)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+import pytest
+
+from nlmcs import files
+from nlmcs.files import AtomicFile, atomic_output, held_interrupts
+
+
+class Stop(Exception):
+    """What the test's SIGTERM handler raises, like the CLI's."""
+
+
+def _leftovers(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def _interrupt_inside(monkeypatch, name: str, signum: int = signal.SIGINT):
+    """Make `os.NAME` deliver `signum` to this process before doing its work."""
+    real = getattr(os, name)
+
+    def interrupted(*args, **kwargs):
+        signal.raise_signal(signum)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(files.os, name, interrupted)
+
+
+def test_an_interrupt_while_the_temporary_is_made_leaves_nothing(tmp_path, monkeypatch):
+    _interrupt_inside(monkeypatch, "fchmod")
+    with pytest.raises(KeyboardInterrupt), atomic_output(tmp_path / "out.csv") as fh:
+        fh.write("never\n")
+    assert _leftovers(tmp_path) == [] and not (tmp_path / "out.csv").exists()
+
+
+def test_an_interrupt_while_renaming_keeps_the_complete_output(tmp_path, monkeypatch):
+    target = tmp_path / "out.csv"
+    target.write_text("old\n")
+    _interrupt_inside(monkeypatch, "replace")
+    with pytest.raises(KeyboardInterrupt), atomic_output(target) as fh:
+        fh.write("new\n")
+    assert target.read_text() == "new\n" and _leftovers(tmp_path) == []
+
+
+def test_sigterm_is_held_and_delivered_to_its_own_handler(tmp_path, monkeypatch):
+    def stop(signum, frame):
+        raise Stop
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        _interrupt_inside(monkeypatch, "replace", signal.SIGTERM)
+        out = AtomicFile(tmp_path / "log.jsonl")
+        out.file.write("{}\n")
+        with pytest.raises(Stop):
+            out.commit()
+        assert signal.getsignal(signal.SIGTERM) is stop  # the handler is put back
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert (tmp_path / "log.jsonl").read_text() == "{}\n" and _leftovers(tmp_path) == []
+
+
+def test_held_interrupts_deliver_only_after_the_block(tmp_path):
+    done = []
+    with pytest.raises(KeyboardInterrupt), held_interrupts():
+        signal.raise_signal(signal.SIGINT)
+        done.append("rest of the block")
+    assert done == ["rest of the block"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_a_temporary_nobody_took_is_removed_at_exit(tmp_path):
+    code = ("import sys; from nlmcs.files import AtomicFile; "
+            "AtomicFile(sys.argv[1]).file.write('orphan')")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "out.json")], check=True)
+    assert _leftovers(tmp_path) == [] and not (tmp_path / "out.json").exists()
