@@ -139,7 +139,7 @@ SEARCH_OPTIONS = ("rollouts", "depth", "workers", "batch", "learn_steps", "real_
 MODEL_OPTIONS = ("alpha", "l2", "passes", "hidden_update", "hidden", "hidden_alpha", "hidden_l2",
                  "persist", "center", "normalize", "overlap_state", "prior_overlap", "prior_match",
                  "advice", "prior_advice", "table_bits", "max_sentences", "rank_sentences",
-                 "grounding_features")
+                 "grounding_features", "game_features")
 
 
 def add_search_options(p) -> None:
@@ -178,6 +178,9 @@ def add_search_options(p) -> None:
                    help="relevance feature: sentence words naming the agent's state")
     m.add_argument("--grounding-features", action=flag,
                    help="output features: labelled words naming the action / the state")
+    m.add_argument("--game-features", action=flag,
+                   help="output features action x agent x state labels in the text kinds "
+                        "(linear and nonlinear always have them)")
     m.add_argument("--prior-overlap", type=float,
                    help="starting weight of the overlap relevance features")
     m.add_argument("--prior-match", type=float,
