@@ -463,7 +463,9 @@ def test_a_server_outlives_a_killed_client_by_seconds_only():
     finally:
         child.kill()
         child.wait()
-    deadline = time.monotonic() + 30
+    # It quits QUIT_IDLE_SECONDS after the connection drops; the margin is for a loaded machine
+    # (once, with both cores busy, 30 s was not enough).
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             os.kill(server_pid, 0)
@@ -471,4 +473,4 @@ def test_a_server_outlives_a_killed_client_by_seconds_only():
             return
         time.sleep(0.5)
     os.kill(server_pid, 9)
-    pytest.fail("the server outlived its killed client by 30 s")
+    pytest.fail("the server outlived its killed client by 60 s")
