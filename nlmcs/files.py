@@ -147,8 +147,8 @@ def held_interrupts() -> Iterator[None]:
             previous[signum] = signal.signal(signum, lambda s, _frame: held.append(s))
         yield
     finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
+        for signum, handler in previous.items():  # None: a handler not set from Python
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
     if held:
         signal.raise_signal(held[0])  # now the restored handler raises it
 
