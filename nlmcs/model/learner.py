@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nlmcs.model.network import Decision, ValueNetwork
-from nlmcs.model.rows import FeatureRows, SigFeatures
+from nlmcs.model.rows import FeatureRows, SigFeatures, row_sums
 
 
 @dataclass
@@ -265,7 +265,7 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
         net.weights_changed()
         return
     for _ in range(cfg.passes):
-        q = np.bincount(f.row, weights=net.w[f.slot] * f.val, minlength=n)
+        q = row_sums(f.row, net.w[f.slot] * f.val, n)
         err = target - q
         row_coef = None
         if expected:
@@ -277,7 +277,7 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
         if batch.phi is not None and len(batch.row_owner):
             phi = batch.phi
             n_rows = len(batch.row_owner)
-            logits = np.bincount(phi.row, weights=net.u[phi.slot] * phi.val, minlength=n_rows)
+            logits = row_sums(phi.row, net.u[phi.slot] * phi.val, n_rows)
             p = _segment_softmax(logits / cfg.temperature, batch.row_start)
             if row_coef is None:
                 coef = -p
@@ -290,7 +290,7 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
         if batch.psi is not None and len(batch.word_owner):
             psi = batch.psi
             nw = len(batch.word_owner)
-            logits = np.bincount(psi.row, weights=net.v[psi.slot] * psi.val, minlength=3 * nw)
+            logits = row_sums(psi.row, net.v[psi.slot] * psi.val, 3 * nw)
             logits = logits.reshape(nw, 3) / cfg.temperature
             e = np.exp(logits - logits.max(axis=1, keepdims=True))
             p = e / e.sum(axis=1, keepdims=True)

@@ -21,7 +21,7 @@ import numpy as np
 
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ROOT, ManualIndex, Signature
-from nlmcs.model.rows import FeatureRows, Part, SigFeatures, UnitWords
+from nlmcs.model.rows import FeatureRows, Part, SigFeatures, UnitWords, row_sums
 
 
 @dataclass
@@ -185,8 +185,8 @@ class ValueNetwork:
             n = len(uw.sentences)
             phi = None
             if part.phi is not None:
-                phi = np.bincount(uw.rows, weights=self.u[part.phi] * uw.norm, minlength=n)
-            lang = np.bincount(uw.rows, weights=self.w[part.lang] * uw.norm, minlength=n)
+                phi = row_sums(uw.rows, self.u[part.phi] * uw.norm, n)
+            lang = row_sums(uw.rows, self.w[part.lang] * uw.norm, n)
             found = (phi, lang, self.w[part.pred] * uw.norm[:, None])
             self._part_cache[key] = found
         return found
@@ -195,8 +195,8 @@ class ValueNetwork:
         """(phi of bag of words + word x unit per row, static psi score per word (Wc, 3))."""
         found = self._part_cache.get(key)
         if found is None:
-            phi = np.bincount(uw.rows, weights=self.u[uw.phi_word].sum(axis=1) * uw.norm,
-                              minlength=len(uw.sentences))
+            phi = row_sums(uw.rows, self.u[uw.phi_word].sum(axis=1) * uw.norm,
+                           len(uw.sentences))
             static = self.v[uw.psi_static].sum(axis=2) if self.config.kind == "text" else None
             found = (phi, static)
             self._part_cache[key] = found
@@ -262,7 +262,7 @@ class ValueNetwork:
         found = self._part_cache.get(full)
         if found is None:
             word_q = (marg[:, :2] * pred).sum(axis=1)
-            found = np.bincount(uw.rows, weights=word_q, minlength=len(uw.sentences))
+            found = row_sums(uw.rows, word_q, len(uw.sentences))
             self._part_cache[full] = found
         return found
 
@@ -345,8 +345,7 @@ class ValueNetwork:
         if self.config.kind == "text":
             uw = self.features(sig).unit
             word_q = (sc.marg * self._pred(sig, sc)).sum(axis=1)
-            per_row[: len(uw.sentences)] += np.bincount(uw.rows, weights=word_q,
-                                                         minlength=len(uw.sentences))
+            per_row[: len(uw.sentences)] += row_sums(uw.rows, word_q, len(uw.sentences))
         return sc.game + per_row
 
     def decision_q(self, sig: Signature, y: int, z: tuple[int, ...]) -> float:

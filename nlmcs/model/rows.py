@@ -34,6 +34,12 @@ from nlmcs.model.features import (
 )
 
 
+def row_sums(rows: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
+    """Per-row sums of word values (n,), always float: for an agent with no candidate words
+    numpy's weighted bincount returns int64, which in-place float updates refuse."""
+    return np.bincount(rows, weights=weights, minlength=n).astype(float, copy=False)
+
+
 @dataclass
 class UnitWords:
     """Weight-free slots of one candidate-sentence set (C sentences, Wc words): all sentences of
@@ -280,7 +286,7 @@ class FeatureRows:
                 slots(mix(T.LANG_UA, s, unit, act), b) + off,
                 slots(mix(T.PRED_UA, lab, s[:, None], unit, act), b) + off,
                 mask,
-                np.bincount(uw.rows, weights=in_labels.astype(float), minlength=n),
+                row_sums(uw.rows, in_labels.astype(float), n),
             )
         else:  # one state label
             t = sid(label)
@@ -290,7 +296,7 @@ class FeatureRows:
                 slots(mix(T.LANG_STATE, s, t), b) + off,
                 slots(mix(T.PRED_STATE, lab, s[:, None], t), b) + off,
                 mask,
-                np.bincount(uw.rows, weights=mask.astype(float), minlength=n),
+                row_sums(uw.rows, mask.astype(float), n),
             )
         self._parts[key] = found
         return found

@@ -87,3 +87,22 @@ def test_release_and_consistent_signs_differ(index):
             update(net, [net.sample(SIG, rng)], 1.0)
         out.append(net.u.copy())
     assert not np.allclose(out[0], out[1])
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+@pytest.mark.parametrize("options", [{}, {"overlap_state": True, "normalize": True,
+                                          "hidden_update": "expected"}])
+def test_an_agent_the_manual_never_names_has_only_null(index, kind, backend, options):
+    """A FreeCiv unit missing from the help text crashed an ablation: no candidate words made
+    the per-sentence sums int64 and the float relevance update was refused."""
+    net = ValueNetwork(ModelConfig(kind=kind, min_count=1, alpha=0.01, backend=backend,
+                                   **options), index)  # fmt: skip
+    sig = Signature(("phalanx",), ("fortify",), "fortify", ("grassland",))
+    assert len(net.features(sig).unit.sentences) == 0
+    rng = np.random.default_rng(0)
+    for _ in range(3):
+        update(net, [net.sample(sig, rng), net.sample(SIG, rng)], 1.0)
+    sc = net.scores(sig)
+    assert sc.p.tolist() == [1.0]  # NULL is the only sentence
+    assert 0.0 < net.expected_q([sig])[0] < 1.0  # the update reached it through w
