@@ -264,7 +264,7 @@ def add_corpus_options(p) -> None:
     g.add_argument("--prior-mode", choices=("puct", "visits"),
                    help="puct (default): the prior is a policy for PUCT selection; visits: the "
                         "paper's formula, --prior-visits virtual visits at the prior's value")
-    g.add_argument("--puct-c", type=float, help="PUCT exploration constant (1.0)")
+    g.add_argument("--puct-c", type=float, help="PUCT exploration constant (0.3)")
     g.add_argument("--prior-visits", type=int, help="virtual visits in visits mode (10)")
     g.add_argument("--prior-floor", type=float,
                    help="share of the policy prior spread uniformly over all actions (0.1)")

@@ -44,3 +44,8 @@ def test_options_override_either_base():
 def test_bad_values_are_refused(argv):
     with pytest.raises(UserInputError):
         _parse(*argv)
+
+
+def test_game_features_flag_reaches_the_model():
+    assert _parse()[1].game_features
+    assert not _parse("--no-game-features")[1].game_features

@@ -229,3 +229,16 @@ def test_every_rule_trains_the_linear_model_alike(index, backend):
     for net in nets:
         _learn(net, n=3)
     assert nets[0].w.any() and np.array_equal(nets[0].w, nets[1].w)
+
+
+@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+def test_without_game_features_q_comes_from_the_text_features_alone(index, kind):
+    on, off = _net(index, kind=kind), _net(index, kind=kind, game_features=False)
+    _learn(on)
+    _learn(off)
+    assert on.scores(SIG).game != 0.0 and off.scores(SIG).game == 0.0
+    assert off.expected_q([SIG])[0] != 0.0  # the text features still learn
+    half = off.rows.text_offset
+    assert not off.w[:half].any()  # no game weight was touched
+    # the text-free kinds keep them whatever the flag says
+    assert _net(index, kind="nonlinear", game_features=False).features(SIG).game.size > 0
