@@ -74,10 +74,73 @@ def text_scores(
 
 
 @njit(cache=True)
-def sample_labels(cond, pred, parent, order, lo, hi, uniforms):
+def text_expected(
+    n_rows, rows, parent, order, relevance, null_logit, lang_in, pred_in, norm, grounding,
+    match_w, static, static_exp, flags, labels, v, flag_slots, plabel_slots, temperature, game,
+):
+    """`text_scores` without the per-word arrays only sampling needs: relevance p (C+1),
+    language score per row (C+1) and E[Q], with the same arithmetic in the same order (the same
+    values to the last bit). A word's conditionals live only until its marginal is taken, so a
+    search's many scored candidates keep no (Wc, 4, 3) array each."""
+    n_words = len(rows)
+    logits = np.empty(n_rows + 1)
+    lang = np.zeros(n_rows + 1)
+    for r in range(n_rows):
+        logits[r] = relevance[r]
+        lang[r] = lang_in[r]
+    logits[n_rows] = null_logit
+    p = np.empty(n_rows + 1)
+    _softmax_into(logits, p, temperature)
+    per_row = lang.copy()
+    if labels and n_words:
+        eb = _parent_factors(v, plabel_slots, temperature)
+        ef = _flag_factors(v, flag_slots, temperature)
+        logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
+        block = np.empty((1, 4, 3))
+        marg = np.empty((n_words, 3))
+        for i in range(len(order)):
+            j = order[i]
+            pat = int(flags[j, 0]) + 2 * int(flags[j, 1]) + 4 * int(flags[j, 2])
+            for lab in range(3):
+                ea[lab] = static_exp[j, lab] * ef[pat, lab]
+            if not _factor_rows(ea, eb, block, 0):
+                _direct_block(j, static, flags, eb, v, flag_slots, plabel_slots, temperature,
+                              logit, ea, row, block, 0)
+            par = parent[j]
+            for lab in range(3):
+                if par < 0:
+                    marg[j, lab] = block[0, ROOT, lab]
+                else:
+                    marg[j, lab] = (marg[par, 0] * block[0, 0, lab]
+                                    + marg[par, 1] * block[0, 1, lab]
+                                    + marg[par, 2] * block[0, 2, lab])
+        for j in range(n_words):
+            p0 = pred_in[j, 0]
+            p1 = pred_in[j, 1]
+            if grounding:
+                if flags[j, 2]:
+                    p0 += match_w[0] * norm[j]
+                if flags[j, 0]:
+                    p1 += match_w[1] * norm[j]
+            per_row[rows[j]] += marg[j, 0] * p0 + marg[j, 1] * p1
+    expected = game
+    for r in range(n_rows + 1):
+        expected += p[r] * per_row[r]
+    return p, lang, expected
+
+
+@njit(cache=True)
+def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temperature, pred,
+                  grounding, match_w, norm, parent, order, lo, hi, uniforms):
     """Labels z of the words lo..hi of one sentence drawn from p(z | parent's label), parents
     first (each word's draw is the first label whose cumulative probability exceeds its
-    uniform, as `network._draw`), and their predicate score sum_j pred[j, z_j]."""
+    uniform, as `network._draw`), and their predicate score sum_j pred[j, z_j] (background 0;
+    with `grounding`, pred (Wc, 2) lacks the matches and they are added as `text_scores` does).
+    Each word's conditionals are computed as it is drawn, with `text_scores`' arithmetic."""
+    eb = _parent_factors(v, plabel_slots, temperature)
+    ef = _flag_factors(v, flag_slots, temperature)
+    logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
+    block = np.empty((1, 4, 3))
     labels = np.full(hi - lo, -1, np.int64)
     q = 0.0
     i = 0
@@ -85,15 +148,25 @@ def sample_labels(cond, pred, parent, order, lo, hi, uniforms):
         j = order[t]
         if j < lo or j >= hi:
             continue
+        pat = int(flags[j, 0]) + 2 * int(flags[j, 1]) + 4 * int(flags[j, 2])
+        for lab in range(3):
+            ea[lab] = static_exp[j, lab] * ef[pat, lab]
+        if not _factor_rows(ea, eb, block, 0):
+            _direct_block(j, static, flags, eb, v, flag_slots, plabel_slots, temperature, logit,
+                          ea, row, block, 0)
         par = parent[j]
         lp = ROOT if par < 0 else labels[par - lo]
-        c0 = cond[j, lp, 0]
-        c1 = c0 + cond[j, lp, 1]
-        x = uniforms[i] * (c1 + cond[j, lp, 2])
+        c0 = block[0, lp, 0]
+        c1 = c0 + block[0, lp, 1]
+        x = uniforms[i] * (c1 + block[0, lp, 2])
         i += 1
         lab = 0 if c0 > x else (1 if c1 > x else 2)
         labels[j - lo] = lab
-        q += pred[j, lab]
+        if lab < 2:
+            x = pred[j, lab]
+            if grounding and flags[j, 2 - 2 * lab]:  # action word (A) / state word (S)
+                x += match_w[lab] * norm[j]
+            q += x
     return labels, q
 
 
@@ -213,11 +286,11 @@ def _parent_factors(v, plabel_slots, temperature):
 
 @njit(cache=True)
 def _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, temperature, ea, row,
-                       cond):
-    """cond[j] = softmax over labels of (a + b_lp) / T for the 4 parent labels, where a is the
-    word's static logit plus its flags' weights: e^a e^b_lp / sum(e^a e^b_lp), so a word costs
-    3 exponentials instead of 12 (exp is most of the label layer's time). A word whose product
-    underflows falls back to the direct softmax."""
+                       out, oj):
+    """out[oj] (4, 3) = softmax over labels of (a + b_lp) / T for the 4 parent labels, where a is
+    the word's static logit plus its flags' weights: e^a e^b_lp / sum(e^a e^b_lp), so a word
+    costs 3 exponentials instead of 12 (exp is most of the label layer's time). A word whose
+    product underflows falls back to the direct softmax."""
     for f in range(3):
         if flags[j, f]:
             for lab in range(3):
@@ -225,23 +298,23 @@ def _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, tempera
     m = max(logit[0], max(logit[1], logit[2]))
     for lab in range(3):
         ea[lab] = np.exp((logit[lab] - m) / temperature)
-    if not _factor_rows(j, ea, eb, cond):
+    if not _factor_rows(ea, eb, out, oj):
         for lp in range(4):
             for lab in range(3):
                 row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
-            _softmax_into(row, cond[j, lp], temperature)
+            _softmax_into(row, out[oj, lp], temperature)
 
 
 @njit(cache=True)
-def _factor_rows(j, ea, eb, cond):
-    """cond[j, lp] = e^a e^b_lp / sum(e^a e^b_lp) for the 4 parent labels; False (and cond[j]
-    left unfinished) when a row's sum underflows."""
+def _factor_rows(ea, eb, out, oj):
+    """out[oj, lp] = e^a e^b_lp / sum(e^a e^b_lp) for the 4 parent labels; False (and out left
+    unfinished) when a row's sum underflows."""
     for lp in range(4):
         total = ea[0] * eb[lp, 0] + ea[1] * eb[lp, 1] + ea[2] * eb[lp, 2]
         if total <= 1e-250:
             return False
         for lab in range(3):
-            cond[j, lp, lab] = ea[lab] * eb[lp, lab] / total
+            out[oj, lp, lab] = ea[lab] * eb[lp, lab] / total
     return True
 
 
@@ -258,7 +331,7 @@ def _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature,
                 s += v[static[j, lab, t]]
             logit[lab] = s
         _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, temperature, ea,
-                           row, cond)
+                           row, cond, j)
 
 
 def static_factors(static, temperature):
@@ -269,13 +342,8 @@ def static_factors(static, temperature):
 
 
 @njit(cache=True)
-def _conditionals_from_factors(static, static_exp, flags, v, flag_slots, plabel_slots,
-                               temperature, cond):
-    """`_label_conditionals` from the words' static logits (Wc, 3) and their factors: a word's
-    logits are its static ones plus the weights of its flags, so e^a is the static factor times
-    the factor of its flag pattern (8 patterns, taken once per call). A row whose product
-    underflows is computed directly."""
-    eb = _parent_factors(v, plabel_slots, temperature)
+def _flag_factors(v, flag_slots, temperature):
+    """e^(flags' weights / T) (8, 3) of the 8 flag patterns, each row shifted by its maximum."""
     fsum = np.zeros((8, 3))
     ef = np.empty((8, 3))
     for pat in range(8):
@@ -286,16 +354,37 @@ def _conditionals_from_factors(static, static_exp, flags, v, flag_slots, plabel_
         m = max(fsum[pat, 0], max(fsum[pat, 1], fsum[pat, 2]))
         for lab in range(3):
             ef[pat, lab] = np.exp((fsum[pat, lab] - m) / temperature)
+    return ef
+
+
+@njit(cache=True)
+def _direct_block(j, static, flags, eb, v, flag_slots, plabel_slots, temperature, logit, ea,
+                  row, out, oj):
+    """out[oj] = p(z_j | parent label) computed directly from word j's logits: for a word
+    whose factor product (`_factor_rows`) underflowed."""
+    for lab in range(3):
+        logit[lab] = static[j, lab]
+    _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, temperature, ea, row,
+                       out, oj)
+
+
+@njit(cache=True)
+def _conditionals_from_factors(static, static_exp, flags, v, flag_slots, plabel_slots,
+                               temperature, cond):
+    """`_label_conditionals` from the words' static logits (Wc, 3) and their factors: a word's
+    logits are its static ones plus the weights of its flags, so e^a is the static factor times
+    the factor of its flag pattern (8 patterns, taken once per call). A row whose product
+    underflows is computed directly."""
+    eb = _parent_factors(v, plabel_slots, temperature)
+    ef = _flag_factors(v, flag_slots, temperature)
     logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
     for j in range(static.shape[0]):
         pat = int(flags[j, 0]) + 2 * int(flags[j, 1]) + 4 * int(flags[j, 2])
         for lab in range(3):
             ea[lab] = static_exp[j, lab] * ef[pat, lab]
-        if not _factor_rows(j, ea, eb, cond):
-            for lab in range(3):
-                logit[lab] = static[j, lab]
-            _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, temperature,
-                               ea, row, cond)
+        if not _factor_rows(ea, eb, cond, j):
+            _direct_block(j, static, flags, eb, v, flag_slots, plabel_slots, temperature,
+                          logit, ea, row, cond, j)
 
 
 @njit(cache=True)
@@ -416,7 +505,15 @@ def warm_up(expected: bool = False) -> None:
         np.zeros((0, 3), np.bool_), True, table, np.zeros((3, 3), np.int64),
         np.zeros((4, 3), np.int64), 1.0, 0.0,
     )  # fmt: skip
-    sample_labels(np.zeros((0, 4, 3)), np.zeros((0, 3)), i0, i0, 0, 0, f0)
+    text_expected(
+        0, i0, i0, i0, f0, 0.0, f0, np.zeros((0, 2)), f0, True, np.zeros(2), np.zeros((0, 3)),
+        np.zeros((0, 3)),
+        np.zeros((0, 3), np.bool_), True, table, np.zeros((3, 3), np.int64),
+        np.zeros((4, 3), np.int64), 1.0, 0.0,
+    )  # fmt: skip
+    sample_labels(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3), np.bool_), table,
+                  np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64), 1.0,
+                  np.zeros((0, 2)), True, np.zeros(2), f0, i0, i0, 0, 0, f0)
     sweeps(1, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64),
            1, i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, table, table, table.copy())
     if expected:

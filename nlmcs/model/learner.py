@@ -84,52 +84,71 @@ _ROW_Q_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
-    """Stack the rows (`nlmcs.model.rows`) of every datapoint into one sparse batch."""
+    """Stack the rows (`nlmcs.model.rows`) of every datapoint into one sparse batch: each
+    datapoint contributes its pieces and the batch concatenates (and offsets) them once."""
     rows, kind = net.rows, net.config.kind
-    f_parts, phi_parts, psi_parts = [], [], []
-    row_owner, row_start, chosen = [], [], []
-    word_owner, word_label = [], []
-    n_rows = n_words = 0
+    f_slot, f_val, f_len = [], [], []
+    phi_slot, phi_val, phi_row, phi_len = [], [], [], []
+    psi_slot, psi_val, psi_len = [], [], []
+    n_hidden, chosen, word_owner, word_label = [], [], [], []
+    n_rows = 0
     for d, dec in enumerate(decisions):
         feats = rows.features(dec.sig)
         slot, val = rows.output_rows(feats, dec.y, dec.z)
-        f_parts.append((slot, val, np.full(len(slot), d)))
+        f_slot.append(slot)
+        f_val.append(val)
+        f_len.append(len(slot))
         if kind == "linear":
             continue
-        slot, val, row = rows.relevance_rows(feats)
-        phi_parts.append((slot, val, row + n_rows))
+        slot, val, row = rows.relevance_pieces(feats)
+        phi_slot.append(slot)
+        if isinstance(val, list):
+            phi_val.extend(val)
+        else:
+            phi_val.append(val)
+        phi_row.append(row)
+        phi_len.append(len(slot))
         if kind == "text" and dec.z:
             sl, val = rows.label_rows(feats, dec.y, dec.z)
-            nw = sl.shape[0]
-            row = np.broadcast_to(
-                (np.arange(nw * 3).reshape(nw, 3) + 3 * n_words)[:, :, None], sl.shape
-            )
-            psi_parts.append((sl.ravel(), val.ravel(), row.ravel()))
-            word_owner.append(np.full(nw, d))
-            word_label.append(np.asarray(dec.z))
-            n_words += nw
+            psi_slot.append(sl.ravel())
+            psi_val.append(val.ravel())
+            psi_len.append(sl.shape[0])
+            word_owner.append(d)
+            word_label.append(dec.z)
         k = rows.num_hidden(feats)
-        row_owner.append(np.full(k, d))
-        row_start.append(n_rows)
+        n_hidden.append(k)
         chosen.append(n_rows + dec.y)
         n_rows += k
+    n = len(decisions)
     ints = np.zeros(0, np.int64)
-    row_start = np.array(row_start, np.int64)
-    row_owner = np.concatenate(row_owner) if row_owner else ints
+    n_hidden = np.array(n_hidden, np.int64)
+    row_start = np.cumsum(n_hidden) - n_hidden
+    row_owner = np.repeat(np.arange(len(n_hidden)), n_hidden) if len(n_hidden) else ints
+    phi = psi = None
+    if phi_slot:
+        phi = _Sparse(np.concatenate(phi_slot), np.concatenate(phi_val),
+                      np.concatenate(phi_row) + np.repeat(row_start, phi_len))
+    words = np.array(psi_len, np.int64)
+    if psi_slot:
+        # 11 slots for each of a word's 3 label rows; row 3 w + label counts across the batch
+        psi = _Sparse(np.concatenate(psi_slot), np.concatenate(psi_val),
+                      np.repeat(np.arange(3 * int(words.sum())), 11))
     row_q = None
     cfg = net.config
     if cfg.hidden_update == "expected" and cfg.backend == "numba" and kind != "linear":
         row_q = _row_q_rows(rows, [dec.sig for dec in decisions], row_owner, row_start)
     return Batch(
-        n=len(decisions),
-        f=_cat(f_parts),
-        phi=_cat(phi_parts) if phi_parts else None,
+        n=n,
+        f=_Sparse(np.concatenate(f_slot), np.concatenate(f_val),
+                  np.repeat(np.arange(n), f_len)) if n else _cat([]),
+        phi=phi,
         row_owner=row_owner,
         row_start=row_start,
         chosen_row=np.array(chosen, np.int64),
-        psi=_cat(psi_parts) if psi_parts else None,
-        word_owner=np.concatenate(word_owner) if word_owner else ints,
-        word_label=np.concatenate(word_label) if word_label else ints,
+        psi=psi,
+        word_owner=np.repeat(np.array(word_owner, np.int64), words) if psi_slot else ints,
+        word_label=np.concatenate([np.asarray(z, np.int64) for z in word_label]) if psi_slot
+        else ints,
         sigs=tuple(dec.sig for dec in decisions),
         row_q=row_q,
     )

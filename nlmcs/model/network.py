@@ -35,6 +35,7 @@ class SigScores:
     cond: np.ndarray | None  # (Wc, 4, 3) p(z_j = l | parent label lp), lp = A, S, B, ROOT
     marg: np.ndarray | None  # (Wc, 3) marginal label probabilities
     expected: float  # E[Q] over y and z
+    pred_in: np.ndarray | None = None  # (Wc, 2) the parts' predicate sums (compiled backend)
 
 
 @dataclass(frozen=True)
@@ -117,20 +118,35 @@ class ValueNetwork:
 
     # --- scores under the current weights -----------------------------------------------------
     def scores(self, sig: Signature) -> SigScores:
+        """Every piece of a signature's scores, the label layer's per-word arrays included."""
         found = self._scores.get(sig)
-        if found is None:
+        if found is None or (found.cond is None and self.config.kind == "text"):
             if self.config.backend == "numba" and self.text:
-                found = self._compiled_scores(sig)
+                found = self._compiled_scores(sig, full=True)
             else:
                 found = self._compute_scores(sig)
             self._scores[sig] = found
         return found
 
-    def _compiled_scores(self, sig: Signature) -> SigScores:
+    def _value(self, sig: Signature) -> SigScores:
+        """What the search reads (E[Q], relevance p, language scores): on the compiled
+        backend the text kinds' per-word arrays are left out (`kernels.text_expected`) and
+        `scores` adds them only for a signature something asks them of."""
+        found = self._scores.get(sig)
+        if found is None:
+            if self.config.backend == "numba" and self.text:
+                found = self._compiled_scores(sig, full=False)
+            else:
+                found = self._compute_scores(sig)
+            self._scores[sig] = found
+        return found
+
+    def _compiled_scores(self, sig: Signature, *, full: bool) -> SigScores:
         """The text kinds' scores with the label layer and expectations in one compiled call
-        (`kernels.text_scores`) on the weight sums signatures share (`_row_inputs`); the numpy
-        code below (`_compute_scores`) is the reference it is tested against."""
-        from nlmcs.model.kernels import static_factors, text_scores
+        (`kernels.text_scores`, or `kernels.text_expected` without the per-word arrays) on
+        the weight sums signatures share (`_row_inputs`); the numpy code below
+        (`_compute_scores`) is the reference they are tested against."""
+        from nlmcs.model.kernels import text_expected, text_scores
 
         cfg, rows = self.config, self.rows
         feats = self.features(sig)
@@ -142,21 +158,39 @@ class ValueNetwork:
             pred = parts[0][2].copy()
             for part in parts[1:]:
                 pred += part[2]
-            key = ("static factors", uw.key)
-            static_exp = self._part_cache.get(key)
-            if static_exp is None:
-                static_exp = self._part_cache[key] = static_factors(static, cfg.temperature)
+            static, static_exp = self._static(uw)
         else:
             pred, static, static_exp = _NO_PRED, _NO_STATIC, _NO_STATIC
-        p, lang, cond, marg, pred, expected = text_scores(
-            len(uw.sentences), uw.rows, uw.parent, uw.order, relevance,
-            float(self.u[rows.null_slots].sum()), lang, pred, uw.norm, cfg.grounding_features,
-            self.w[rows.match_slots], static, static_exp, feats.flags, labels,
-            self.v, rows.flag_slots, rows.plabel_slots, cfg.temperature, game,
-        )  # fmt: skip
+        args = (len(uw.sentences), uw.rows, uw.parent, uw.order, relevance,
+                self._null_logit(), lang, pred, uw.norm, cfg.grounding_features,
+                self.w[rows.match_slots], static, static_exp, feats.flags, labels,
+                self.v, rows.flag_slots, rows.plabel_slots, cfg.temperature, game)
+        if not full:
+            p, lang, expected = text_expected(*args)
+            return SigScores(game, p, lang, None, None, None, expected,
+                             pred if labels else None)
+        p, lang, cond, marg, pred, expected = text_scores(*args)
         if not labels:
             return SigScores(game, p, lang, None, None, None, expected)
         return SigScores(game, p, lang, pred, cond, marg, expected)
+
+    def _static(self, uw: UnitWords) -> tuple[np.ndarray, np.ndarray]:
+        """The words' static label logits (Wc, 3) and their factors (`kernels.static_factors`)
+        under the current weights."""
+        from nlmcs.model.kernels import static_factors
+
+        static = self._unit_scores(uw.key, uw)[1]
+        key = ("static factors", uw.key)
+        static_exp = self._part_cache.get(key)
+        if static_exp is None:
+            static_exp = self._part_cache[key] = static_factors(static, self.config.temperature)
+        return static, static_exp
+
+    def _null_logit(self) -> float:
+        found = self._part_cache.get("null")
+        if found is None:
+            found = self._part_cache["null"] = float(self.u[self.rows.null_slots].sum())
+        return found
 
     def _row_inputs(self, feats: SigFeatures):
         """What the text kinds' scores are built from: relevance logits per candidate row (C,),
@@ -283,14 +317,15 @@ class ValueNetwork:
     def expected_q(self, sigs: list[Signature], *, stale: bool = False) -> np.ndarray:
         """E[Q] for each signature. With `stale`, a value computed since the last
         `refresh_stale` is reused even if the weights changed since (a cheap ranking)."""
+        get, value = self._scores.get, self._value
         if not stale:
-            return np.array([self.scores(s).expected for s in sigs])
+            return np.array([(get(s) or value(s)).expected for s in sigs])
         out = np.empty(len(sigs))
         cache = self._stale
         for i, s in enumerate(sigs):
             v = cache.get(s)
             if v is None:
-                v = cache[s] = self.scores(s).expected
+                v = cache[s] = (get(s) or value(s)).expected
             out[i] = v
         return out
 
@@ -299,7 +334,7 @@ class ValueNetwork:
 
     def sample(self, sig: Signature, rng: np.random.Generator) -> Decision:
         """Draw y (and z) at the configured temperature and return the resulting Q = w . f."""
-        sc = self.scores(sig)
+        sc = self._value(sig)
         if self.config.kind == "linear":
             return Decision(sig, 0, (), sc.game)
         y = int(_draw(sc.p, rng))
@@ -319,8 +354,16 @@ class ValueNetwork:
         if self.config.backend == "numba":  # the same draws, in one compiled call
             from nlmcs.model.kernels import sample_labels
 
-            labels, q = sample_labels(sc.cond, self._pred(sig, sc), uw.parent, uw.order, lo,
-                                      hi, rng.random(hi - lo))
+            cfg, rows = self.config, self.rows
+            static, static_exp = self._static(uw)
+            if sc.pred_in is None:  # full scores: their pred has the matches in already
+                pred, grounding = self._pred(sig, sc), False
+            else:
+                pred, grounding = sc.pred_in, cfg.grounding_features
+            labels, q = sample_labels(static, static_exp, self.features(sig).flags, self.v,
+                                      rows.flag_slots, rows.plabel_slots, cfg.temperature,
+                                      pred, grounding, self.w[rows.match_slots], uw.norm,
+                                      uw.parent, uw.order, lo, hi, rng.random(hi - lo))
             return tuple(labels.tolist()), q
         labels = np.full(hi - lo, -1, dtype=np.int64)
         pred = self._pred(sig, sc)
@@ -355,7 +398,7 @@ class ValueNetwork:
 
     def relevance(self, sig: Signature) -> tuple[np.ndarray, np.ndarray]:
         """Candidate sentence ids (-1 = NULL) and their relevance probabilities."""
-        sc = self.scores(sig)
+        sc = self._value(sig)
         if not self.text:
             return np.arange(len(sc.p)), sc.p
         sentences = self.features(sig).unit.sentences

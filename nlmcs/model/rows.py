@@ -158,6 +158,7 @@ class FeatureRows:
         self._units: dict[str, UnitWords] = {}
         self._features: dict[Signature, SigFeatures] = {}
         self._parts: dict[tuple, Part] = {}
+        self._templates: dict[tuple, tuple] = {}  # weight-free row layouts shared by signatures
         lab = np.arange(3, dtype=np.uint64)
         self.null_slots = slots(mix(T.NULL, np.array([0, 1], np.uint64)), b)
         self.overlap_slot = int(slots(mix(T.OVERLAP), b))
@@ -249,6 +250,7 @@ class FeatureRows:
         if len(self._units) > 20000:  # bound memory over long games
             self._units.clear()
             self._parts.clear()
+            self._templates.clear()
         self._units[key] = words
 
     def _part(self, kind: str, label: str, uw: UnitWords) -> Part:
@@ -351,32 +353,60 @@ class FeatureRows:
         """phi of every value of y as (slots, values, row): text kinds have a row per candidate
         sentence (bag of words, word x unit, word x action type, the overlap counts) and NULL
         last (two bias slots); `nonlinear` has a row per latent state."""
+        slot, val, row = self.relevance_pieces(feats)
+        if isinstance(val, np.ndarray):
+            return slot, val, row
+        return slot, np.concatenate(val), row
+
+    def relevance_pieces(self, feats: SigFeatures) -> tuple[np.ndarray, list | np.ndarray,
+                                                            np.ndarray]:
+        """`relevance_rows` with the values of the text kinds still in pieces (the shared
+        word values, then the signature's overlap counts), so a batch concatenates them once.
+        The slots and rows of the text kinds depend only on the candidate set and the action
+        type and are shared (read-only) by every signature that has them."""
         if self.config.kind == "nonlinear":
             k = feats.latent_phi.shape[0]
             sl = feats.latent_phi.ravel()
             return sl, np.ones(len(sl)), np.repeat(np.arange(k), feats.latent_phi.shape[1])
-        uw = feats.unit
-        c = len(uw.sentences)
-        word_slots = np.concatenate([uw.phi_word, feats.parts[0].phi[:, None]], axis=1)
-        slot = [word_slots.ravel(), np.full(c, self.overlap_slot)]
-        val = [np.repeat(uw.norm, 3), feats.parts[1].overlap]
-        row = [np.repeat(uw.rows, 3), np.arange(c)]
+        slot, word_val, row, tail = self._relevance_template(feats)
+        val = [word_val, feats.parts[1].overlap]
         if self.config.overlap_state:
-            slot.append(np.full(c, self.overlap_state_slot))
             val.append(self.state_overlap(feats))
-            row.append(np.arange(c))
-        slot.append(self.null_slots)
-        val.append(np.ones(2))
-        row.append(np.full(2, c))
-        return np.concatenate(slot), np.concatenate(val), np.concatenate(row)
+        val.append(tail)
+        return slot, val, row
+
+    def _relevance_template(self, feats: SigFeatures) -> tuple:
+        """(slots, word values, rows, NULL values) of `relevance_pieces` for the signature's
+        candidate set and action type."""
+        uw = feats.unit
+        key = (uw.key, feats.keys[0][2])
+        found = self._templates.get(key)
+        if found is None:
+            c = len(uw.sentences)
+            word_slots = np.concatenate([uw.phi_word, feats.parts[0].phi[:, None]], axis=1)
+            slot = [word_slots.ravel(), np.full(c, self.overlap_slot)]
+            row = [np.repeat(uw.rows, 3), np.arange(c)]
+            if self.config.overlap_state:
+                slot.append(np.full(c, self.overlap_state_slot))
+                row.append(np.arange(c))
+            slot.append(self.null_slots)
+            row.append(np.full(2, c))
+            found = (np.concatenate(slot), np.repeat(uw.norm, 3), np.concatenate(row),
+                     np.ones(2))
+            self._templates[key] = found
+        return found
 
     @staticmethod
     def state_overlap(feats: SigFeatures) -> np.ndarray:
-        """(C,) words per candidate sentence that name one of the agent's state labels."""
-        out = np.zeros(len(feats.unit.sentences))
-        for part in feats.parts[2:]:
-            out += part.overlap
-        return out
+        """(C,) words per candidate sentence that name one of the agent's state labels (kept
+        with the signature's features)."""
+        found = feats.derived.get("state overlap")
+        if found is None:
+            found = np.zeros(len(feats.unit.sentences))
+            for part in feats.parts[2:]:
+                found += part.overlap
+            feats.derived["state overlap"] = found
+        return found
 
     @staticmethod
     def advice(uw: UnitWords, flags: np.ndarray) -> np.ndarray:

@@ -68,6 +68,33 @@ def test_compiled_scores_equal_the_reference(index, kind, variant):
             assert (da.y, da.z) == (db.y, db.z) and db.q == pytest.approx(da.q, abs=1e-9)
 
 
+@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scale", [0.5, 400.0])
+def test_search_scores_without_the_label_arrays_equal_the_full_ones(index, kind, variant, scale):
+    # The search scores candidates with `kernels.text_expected` (no per-word arrays) and draws
+    # labels word by word; both must give the full kernel's values to the last bit and the
+    # reference's draws, also where the label layer's factors underflow (scale 400).
+    ref, fast = _pair(index, kind=kind, **variant)
+    extreme = np.random.default_rng(5).choice([-scale, scale], size=ref.v.shape)
+    for net in (ref, fast):
+        net.v[:] = extreme
+        net.weights_changed()
+    q = fast.expected_q(SIGS)
+    light = [fast._scores[sig] for sig in SIGS]
+    assert all(sc.cond is None for sc in light)
+    draws = [fast.sample(sig, np.random.default_rng(7)) for sig in SIGS]
+    for i, sig in enumerate(SIGS):
+        full, a = fast.scores(sig), ref.scores(sig)
+        assert kind != "text" or full.cond is not None
+        assert q[i] == full.expected and q[i] == pytest.approx(a.expected, abs=1e-9)
+        assert np.array_equal(light[i].p, full.p) and np.array_equal(light[i].lang, full.lang)
+        da = ref.sample(sig, np.random.default_rng(7))
+        assert (draws[i].y, draws[i].z) == (da.y, da.z)
+        assert draws[i].q == pytest.approx(da.q, abs=1e-9)
+        assert draws[i].q == fast.sample(sig, np.random.default_rng(7)).q  # full scores
+
+
 @pytest.mark.parametrize("scale", [40.0, 400.0])
 def test_compiled_label_layer_equals_the_reference_at_extreme_weights(index, scale):
     # The kernel factors each softmax into per-word and per-parent-label exponentials; with
