@@ -41,8 +41,10 @@ def epsilon_greedy(q: np.ndarray, eps: float, rng: np.random.Generator) -> int |
     """Index of the best Q (ties broken at random), or None for an exploratory move."""
     if rng.random() < eps:
         return None
-    best = np.flatnonzero(q >= q.max() - 1e-12)
-    return int(best[0]) if len(best) == 1 else int(best[int(rng.integers(len(best)))])
+    values = q.tolist()  # a handful of candidates: plain floats beat numpy's per-call cost
+    top = max(values) - 1e-12
+    best = [i for i, x in enumerate(values) if x >= top]
+    return best[0] if len(best) == 1 else best[int(rng.integers(len(best)))]
 
 
 class RolloutCore:

@@ -1,9 +1,23 @@
+import numpy as np
 import pytest
 from toy_game import ToyGame, make_manual
 
 from nlmcs.games.base import Action
 from nlmcs.model.config import ModelConfig
-from nlmcs.model.features import A, B, ManualIndex, S, T, game_ids, mix, sid, signature, slots
+from nlmcs.model.features import (
+    A,
+    B,
+    ManualIndex,
+    S,
+    Signature,
+    T,
+    game_ids,
+    mix,
+    mix_int,
+    sid,
+    signature,
+    slots,
+)
 from nlmcs.model.network import ValueNetwork
 
 
@@ -31,6 +45,20 @@ def test_game_features_are_action_x_agent_x_state():
     assert int(expected) in set(ids.tolist())
     other = signature(state, "unit:0:0", Action("irrigate"))
     assert set(game_ids(other, 18).tolist()).isdisjoint(ids.tolist())
+
+
+def test_mix_of_python_integers_equals_the_numpy_mix():
+    rng = np.random.default_rng(0)
+    for n in range(1, 6):
+        for _ in range(200):
+            parts = [int(x) for x in rng.integers(0, 2**63, size=n, dtype=np.uint64)]
+            parts[0] |= 1 << 63  # the top bit too
+            assert mix_int(*parts) == int(mix(*parts))
+    sig = Signature(("settlers",), ("move", "north"), "move", ("grassland", "river"))
+    expected = [slots(mix(T.GAME_BIAS, sid("move north"), sid("settlers")), 18)]
+    expected += [slots(mix(T.GAME, sid("move north"), sid("settlers"), sid(s)), 18)
+                 for s in sig.state]
+    assert game_ids(sig, 18).tolist() == [int(x) for x in expected]
 
 
 def test_manual_index_keeps_content_words_with_parents(index):
