@@ -32,7 +32,8 @@ def _softmax_into(x, out, temperature):
 @njit(cache=True)
 def text_scores(
     n_rows, rows, parent, order,  # candidate sentences and their words (Wc)
-    relevance, null_logit, lang_in, pred_in,  # (C,) logits, NULL's logit, (C,) w . f_lang, (Wc, 2)
+    rel_a, rel_b, null_logit,  # (C,) relevance logits in two pieces (see below), NULL's logit
+    lang_a, lang_b, pred_a, pred_b,  # (C,) w . f_lang and (Wc, 2) w . f_pred, two pieces each
     norm, grounding, match_w,  # word weights; the grounding features' two weights
     static, static_exp, flags, labels,  # (Wc, 3) static label logits and their exp factors
     v, flag_slots, plabel_slots, temperature, game,  # (`static_factors`), (Wc, 3) word flags
@@ -40,13 +41,14 @@ def text_scores(
     """E[Q] of one signature of the text kinds and the pieces sampling needs: relevance p
     (C+1), language score per row (C+1), p(z | parent label) (Wc, 4, 3), label marginals
     (Wc, 3) and predicate score per word and label (Wc, 3). The weight sums that signatures
-    share (per agent words and per feature part) come in precomputed (`ValueNetwork`)."""
+    share come in precomputed (`ValueNetwork`), each as the sum of a piece of the candidate's
+    action and a piece of the agent's state (which all of its candidates share)."""
     n_words = len(rows)
     logits = np.empty(n_rows + 1)
     lang = np.zeros(n_rows + 1)
     for r in range(n_rows):
-        logits[r] = relevance[r]
-        lang[r] = lang_in[r]
+        logits[r] = rel_a[r] + rel_b[r]
+        lang[r] = lang_a[r] + lang_b[r]
     logits[n_rows] = null_logit
     p = np.empty(n_rows + 1)
     _softmax_into(logits, p, temperature)
@@ -59,8 +61,8 @@ def text_scores(
                                    temperature, cond)
         _propagate(cond, parent, order, marg)
         for j in range(n_words):
-            pred[j, 0] = pred_in[j, 0]
-            pred[j, 1] = pred_in[j, 1]
+            pred[j, 0] = pred_a[j, 0] + pred_b[j, 0]
+            pred[j, 1] = pred_a[j, 1] + pred_b[j, 1]
             if grounding:  # f_match: the word is an action word (label A) / state word (S)
                 if flags[j, 2]:
                     pred[j, 0] += match_w[0] * norm[j]
@@ -75,8 +77,9 @@ def text_scores(
 
 @njit(cache=True)
 def text_expected(
-    n_rows, rows, parent, order, relevance, null_logit, lang_in, pred_in, norm, grounding,
-    match_w, static, static_exp, flags, labels, v, flag_slots, plabel_slots, temperature, game,
+    n_rows, rows, parent, order, rel_a, rel_b, null_logit, lang_a, lang_b, pred_a, pred_b,
+    norm, grounding, match_w, static, static_exp, flags, labels, v, flag_slots, plabel_slots,
+    temperature, game,
 ):
     """`text_scores` without the per-word arrays only sampling needs: relevance p (C+1),
     language score per row (C+1) and E[Q], with the same arithmetic in the same order (the same
@@ -86,8 +89,8 @@ def text_expected(
     logits = np.empty(n_rows + 1)
     lang = np.zeros(n_rows + 1)
     for r in range(n_rows):
-        logits[r] = relevance[r]
-        lang[r] = lang_in[r]
+        logits[r] = rel_a[r] + rel_b[r]
+        lang[r] = lang_a[r] + lang_b[r]
     logits[n_rows] = null_logit
     p = np.empty(n_rows + 1)
     _softmax_into(logits, p, temperature)
@@ -98,25 +101,38 @@ def text_expected(
         logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
         block = np.empty((1, 4, 3))
         marg = np.empty((n_words, 3))
+        tot = np.empty(4)
         for i in range(len(order)):
             j = order[i]
+            par = parent[j]
             pat = int(flags[j, 0]) + 2 * int(flags[j, 1]) + 4 * int(flags[j, 2])
             for lab in range(3):
                 ea[lab] = static_exp[j, lab] * ef[pat, lab]
-            if not _factor_rows(ea, eb, block, 0):
+            low = False
+            for lp in range(4):
+                tot[lp] = ea[0] * eb[lp, 0] + ea[1] * eb[lp, 1] + ea[2] * eb[lp, 2]
+                low = low or tot[lp] <= 1e-250
+            if low:  # `_factor_rows` would fall back: take the direct conditionals
                 _direct_block(j, static, flags, eb, v, flag_slots, plabel_slots, temperature,
                               logit, ea, row, block, 0)
-            par = parent[j]
-            for lab in range(3):
-                if par < 0:
-                    marg[j, lab] = block[0, ROOT, lab]
-                else:
-                    marg[j, lab] = (marg[par, 0] * block[0, 0, lab]
-                                    + marg[par, 1] * block[0, 1, lab]
-                                    + marg[par, 2] * block[0, 2, lab])
+                for lab in range(3):
+                    if par < 0:
+                        marg[j, lab] = block[0, ROOT, lab]
+                    else:
+                        marg[j, lab] = (marg[par, 0] * block[0, 0, lab]
+                                        + marg[par, 1] * block[0, 1, lab]
+                                        + marg[par, 2] * block[0, 2, lab])
+            elif par < 0:  # only the rows a marginal reads, each as `_factor_rows` has it
+                for lab in range(3):
+                    marg[j, lab] = ea[lab] * eb[ROOT, lab] / tot[ROOT]
+            else:
+                for lab in range(3):
+                    marg[j, lab] = (marg[par, 0] * (ea[lab] * eb[0, lab] / tot[0])
+                                    + marg[par, 1] * (ea[lab] * eb[1, lab] / tot[1])
+                                    + marg[par, 2] * (ea[lab] * eb[2, lab] / tot[2]))
         for j in range(n_words):
-            p0 = pred_in[j, 0]
-            p1 = pred_in[j, 1]
+            p0 = pred_a[j, 0] + pred_b[j, 0]
+            p1 = pred_a[j, 1] + pred_b[j, 1]
             if grounding:
                 if flags[j, 2]:
                     p0 += match_w[0] * norm[j]
@@ -130,12 +146,13 @@ def text_expected(
 
 
 @njit(cache=True)
-def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temperature, pred,
-                  grounding, match_w, norm, parent, order, lo, hi, uniforms):
+def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temperature, pred_a,
+                  pred_b, grounding, match_w, norm, parent, order, lo, hi, uniforms):
     """Labels z of the words lo..hi of one sentence drawn from p(z | parent's label), parents
     first (each word's draw is the first label whose cumulative probability exceeds its
-    uniform, as `network._draw`), and their predicate score sum_j pred[j, z_j] (background 0;
-    with `grounding`, pred (Wc, 2) lacks the matches and they are added as `text_scores` does).
+    uniform, as `network._draw`), and their predicate score sum_j pred[j, z_j] (background 0):
+    pred is pred_a + pred_b, the two pieces of `text_scores`, and with `grounding` the matches
+    are added as it adds them (pred_b empty: pred_a is the full (Wc, 3) score).
     Each word's conditionals are computed as it is drawn, with `text_scores`' arithmetic."""
     eb = _parent_factors(v, plabel_slots, temperature)
     ef = _flag_factors(v, flag_slots, temperature)
@@ -163,7 +180,7 @@ def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temper
         lab = 0 if c0 > x else (1 if c1 > x else 2)
         labels[j - lo] = lab
         if lab < 2:
-            x = pred[j, lab]
+            x = pred_a[j, lab] + pred_b[j, lab] if len(pred_b) else pred_a[j, lab]
             if grounding and flags[j, 2 - 2 * lab]:  # action word (A) / state word (S)
                 x += match_w[lab] * norm[j]
             q += x
@@ -500,20 +517,20 @@ def warm_up(expected: bool = False) -> None:
     one = np.zeros(1)
     table = np.zeros(4)
     text_scores(
-        0, i0, i0, i0, f0, 0.0, f0, np.zeros((0, 2)), f0, True, np.zeros(2), np.zeros((0, 3)),
-        np.zeros((0, 3)),
+        0, i0, i0, i0, f0, f0, 0.0, f0, f0, np.zeros((0, 2)), np.zeros((0, 2)), f0, True,
+        np.zeros(2), np.zeros((0, 3)), np.zeros((0, 3)),
         np.zeros((0, 3), np.bool_), True, table, np.zeros((3, 3), np.int64),
         np.zeros((4, 3), np.int64), 1.0, 0.0,
     )  # fmt: skip
     text_expected(
-        0, i0, i0, i0, f0, 0.0, f0, np.zeros((0, 2)), f0, True, np.zeros(2), np.zeros((0, 3)),
-        np.zeros((0, 3)),
+        0, i0, i0, i0, f0, f0, 0.0, f0, f0, np.zeros((0, 2)), np.zeros((0, 2)), f0, True,
+        np.zeros(2), np.zeros((0, 3)), np.zeros((0, 3)),
         np.zeros((0, 3), np.bool_), True, table, np.zeros((3, 3), np.int64),
         np.zeros((4, 3), np.int64), 1.0, 0.0,
     )  # fmt: skip
     sample_labels(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3), np.bool_), table,
                   np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64), 1.0,
-                  np.zeros((0, 2)), True, np.zeros(2), f0, i0, i0, 0, 0, f0)
+                  np.zeros((0, 2)), np.zeros((0, 2)), True, np.zeros(2), f0, i0, i0, 0, 0, f0)
     sweeps(1, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64),
            1, i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, table, table, table.copy())
     if expected:

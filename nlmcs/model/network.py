@@ -35,7 +35,7 @@ class SigScores:
     cond: np.ndarray | None  # (Wc, 4, 3) p(z_j = l | parent label lp), lp = A, S, B, ROOT
     marg: np.ndarray | None  # (Wc, 3) marginal label probabilities
     expected: float  # E[Q] over y and z
-    pred_in: np.ndarray | None = None  # (Wc, 2) the parts' predicate sums (compiled backend)
+    pred_in: tuple | None = None  # (Wc, 2) x 2: the predicate sums' two pieces (compiled)
 
 
 @dataclass(frozen=True)
@@ -153,26 +153,66 @@ class ValueNetwork:
         uw = feats.unit
         game = float(self.w[feats.game].sum())
         labels = cfg.kind == "text"
-        relevance, lang, parts, static = self._row_inputs(feats)
+        rel_a, lang_a, pred_a = self._action_sums(feats)
+        rel_b, lang_b, pred_b = self._state_sums(feats)
+        if feats.advice is not None:
+            lang_b = lang_b + self.w[rows.advice_slot] * feats.advice
         if labels:
-            pred = parts[0][2].copy()
-            for part in parts[1:]:
-                pred += part[2]
             static, static_exp = self._static(uw)
         else:
-            pred, static, static_exp = _NO_PRED, _NO_STATIC, _NO_STATIC
-        args = (len(uw.sentences), uw.rows, uw.parent, uw.order, relevance,
-                self._null_logit(), lang, pred, uw.norm, cfg.grounding_features,
-                self.w[rows.match_slots], static, static_exp, feats.flags, labels,
-                self.v, rows.flag_slots, rows.plabel_slots, cfg.temperature, game)
+            static, static_exp = _NO_STATIC, _NO_STATIC
+        args = (len(uw.sentences), uw.rows, uw.parent, uw.order, rel_a, rel_b,
+                self._null_logit(), lang_a, lang_b, pred_a, pred_b, uw.norm,
+                cfg.grounding_features, self.w[rows.match_slots], static, static_exp,
+                feats.flags, labels, self.v, rows.flag_slots, rows.plabel_slots,
+                cfg.temperature, game)
         if not full:
             p, lang, expected = text_expected(*args)
             return SigScores(game, p, lang, None, None, None, expected,
-                             pred if labels else None)
+                             (pred_a, pred_b) if labels else None)
         p, lang, cond, marg, pred, expected = text_scores(*args)
         if not labels:
             return SigScores(game, p, lang, None, None, None, expected)
         return SigScores(game, p, lang, pred, cond, marg, expected)
+
+    def _action_sums(self, feats: SigFeatures):
+        """The compiled kernels' inputs that depend on the candidate's action (unit, action
+        type, action): relevance logits (C,) without the state overlap, language score (C,)
+        and predicate score per word (Wc, 2) of the action type and action parts."""
+        key = ("action sums", feats.keys[0], feats.keys[1])
+        found = self._part_cache.get(key)
+        if found is None:
+            uw = feats.unit
+            a = self._part_scores(feats.keys[0], feats.parts[0], uw)
+            b = self._part_scores(feats.keys[1], feats.parts[1], uw)
+            rel = self._unit_scores(uw.key, uw)[0] + a[0]
+            rel += self.u[self.rows.overlap_slot] * feats.parts[1].overlap
+            found = self._part_cache[key] = (rel, a[1] + b[1], a[2] + b[2])
+        return found
+
+    def _state_sums(self, feats: SigFeatures):
+        """The same for the agent's state labels (unit, state labels), which every candidate
+        of one agent shares: the state overlap's relevance (C,) (zeros without
+        `overlap_state`), language score (C,) and predicate score per word (Wc, 2)."""
+        uw = feats.unit
+        key = feats.derived.get("state key")
+        if key is None:
+            key = feats.derived["state key"] = ("state sums", uw.key,
+                                                *(k[2] for k in feats.keys[2:]))
+        found = self._part_cache.get(key)
+        if found is None:
+            rows = self.rows
+            lang = np.zeros(len(uw.sentences))
+            pred = np.zeros((len(uw.words), 2))
+            for k, part in zip(feats.keys[2:], feats.parts[2:], strict=True):
+                scores = self._part_scores(k, part, uw)
+                lang += scores[1]
+                pred += scores[2]
+            rel = np.zeros(len(uw.sentences))
+            if self.config.overlap_state:
+                rel = self.u[rows.overlap_state_slot] * rows.state_overlap(feats)
+            found = self._part_cache[key] = (rel, lang, pred)
+        return found
 
     def _static(self, uw: UnitWords) -> tuple[np.ndarray, np.ndarray]:
         """The words' static label logits (Wc, 3) and their factors (`kernels.static_factors`)
@@ -357,13 +397,14 @@ class ValueNetwork:
             cfg, rows = self.config, self.rows
             static, static_exp = self._static(uw)
             if sc.pred_in is None:  # full scores: their pred has the matches in already
-                pred, grounding = self._pred(sig, sc), False
+                pred_a, pred_b, grounding = self._pred(sig, sc), _NO_PRED, False
             else:
-                pred, grounding = sc.pred_in, cfg.grounding_features
+                (pred_a, pred_b), grounding = sc.pred_in, cfg.grounding_features
             labels, q = sample_labels(static, static_exp, self.features(sig).flags, self.v,
                                       rows.flag_slots, rows.plabel_slots, cfg.temperature,
-                                      pred, grounding, self.w[rows.match_slots], uw.norm,
-                                      uw.parent, uw.order, lo, hi, rng.random(hi - lo))
+                                      pred_a, pred_b, grounding, self.w[rows.match_slots],
+                                      uw.norm, uw.parent, uw.order, lo, hi,
+                                      rng.random(hi - lo))
             return tuple(labels.tolist()), q
         labels = np.full(hi - lo, -1, dtype=np.int64)
         pred = self._pred(sig, sc)
