@@ -240,24 +240,40 @@ def _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alph
 
 
 @njit(cache=True)
-def sweeps(
+def shared_sweeps(
     passes, target, rule, alpha, l2, h_alpha, h_l2, temperature,
     f_slot, f_val, f_row, n_data,  # output features per datapoint
-    phi_slot, phi_val, phi_row, row_owner, row_start, chosen_row,  # relevance rows
+    sh_slot, sh_val, sh_row, sh_start, set_first_row, owner_set,  # shared relevance rows
+    own_slot, own_val, own_row, row_owner, row_start, chosen_row,  # each datapoint's own
     psi_slot, psi_val, psi_row, word_owner, word_label,  # label rows, 3 per word
     u, v, w,
 ):
     """`passes` sweeps of `nlmcs.model.learner.update` over one roll-out's datapoints: each
-    scores them all with the weights it starts from, then applies their updates together."""
+    scores them all with the weights it starts from, then applies their updates together.
+    The word entries of phi are stored once per set of datapoints that share them
+    (`learner.SharedRows`): a set's logits are summed once and its entries move by the sum of
+    its datapoints' steps, k_d (1[y_d = r] - p_d(r)) phi less the L2 decay once per
+    datapoint, which is the reference's per-datapoint sum in another order."""
     n_rows = len(row_owner)
     n_lab = len(word_owner)
+    n_sets = len(set_first_row)
+    set_rows = 0
+    members = np.zeros(n_sets)
+    if n_rows:  # else no hidden layer (linear)
+        for d in range(n_data):
+            rows_d = _rows_of(d, row_start, n_rows)
+            set_rows = max(set_rows, set_first_row[owner_set[d]] + rows_d)
+            members[owner_set[d]] += 1.0
     q = np.empty(n_data)
     k = np.empty(n_data)
     dw = np.empty(len(f_slot))
-    du = np.empty(len(phi_slot))
+    du_sh = np.empty(len(sh_slot))
+    du_own = np.empty(len(own_slot))
     dv = np.empty(len(psi_slot))
     logits = np.empty(n_rows)
     prob = np.empty(n_rows)
+    set_logits = np.empty(set_rows)
+    set_coef = np.empty(set_rows)
     lab_logits = np.empty(3 * n_lab)
     lab_prob = np.empty(3 * n_lab)
     for _ in range(passes):
@@ -274,18 +290,57 @@ def sweeps(
             else:  # error
                 k[d] = mean_sq - (q[d] - target) ** 2
         if n_rows:
-            _relevance_probs(phi_slot, phi_val, phi_row, row_start, u, temperature, logits,
-                             prob)
-            for e in range(len(phi_slot)):
-                r = phi_row[e]
-                coef = (1.0 if r == chosen_row[row_owner[r]] else 0.0) - prob[r]
-                decay = h_l2 * u[phi_slot[e]] if phi_val[e] != 0 else 0.0
-                du[e] = h_alpha * (k[row_owner[r]] * coef * phi_val[e] - decay)
+            set_logits[:] = 0.0
+            for g in range(n_sets):
+                base = set_first_row[g]
+                for e in range(sh_start[g], sh_start[g + 1]):
+                    set_logits[base + sh_row[e]] += u[sh_slot[e]] * sh_val[e]
+            for d in range(n_data):
+                lo, base = row_start[d], set_first_row[owner_set[d]]
+                for r in range(_rows_of(d, row_start, n_rows)):
+                    logits[lo + r] = set_logits[base + r]
+            for e in range(len(own_slot)):
+                logits[own_row[e]] += u[own_slot[e]] * own_val[e]
+            for d in range(n_data):
+                lo = row_start[d]
+                hi = lo + _rows_of(d, row_start, n_rows)
+                _softmax_into(logits[lo:hi], prob[lo:hi], temperature)
+            set_coef[:] = 0.0
+            for d in range(n_data):
+                lo, base = row_start[d], set_first_row[owner_set[d]]
+                for r in range(_rows_of(d, row_start, n_rows)):
+                    coef = (1.0 if lo + r == chosen_row[d] else 0.0) - prob[lo + r]
+                    set_coef[base + r] += k[d] * coef
+            for g in range(n_sets):
+                base = set_first_row[g]
+                for e in range(sh_start[g], sh_start[g + 1]):
+                    decay = h_l2 * u[sh_slot[e]] if sh_val[e] != 0 else 0.0
+                    du_sh[e] = h_alpha * (set_coef[base + sh_row[e]] * sh_val[e]
+                                          - members[g] * decay)
+            for e in range(len(own_slot)):
+                r = own_row[e]
+                d = row_owner[r]
+                coef = (1.0 if r == chosen_row[d] else 0.0) - prob[r]
+                decay = h_l2 * u[own_slot[e]] if own_val[e] != 0 else 0.0
+                du_own[e] = h_alpha * (k[d] * coef * own_val[e] - decay)
         if n_lab:
             _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alpha, h_l2,
                         temperature, lab_logits, lab_prob, dv)
-        _apply(f_slot, dw, w, phi_slot, du, u, psi_slot, dv, v)
+        for e in range(len(f_slot)):
+            w[f_slot[e]] += dw[e]
+        if n_rows:
+            for e in range(len(sh_slot)):
+                u[sh_slot[e]] += du_sh[e]
+            for e in range(len(own_slot)):
+                u[own_slot[e]] += du_own[e]
+        for e in range(len(psi_slot)):
+            v[psi_slot[e]] += dv[e]
 
+
+@njit(cache=True)
+def _rows_of(d, row_start, n_rows):
+    """Candidate rows of datapoint d (rows are laid out datapoint after datapoint)."""
+    return (row_start[d + 1] if d + 1 < len(row_start) else n_rows) - row_start[d]
 
 
 @njit(cache=True)
@@ -531,8 +586,9 @@ def warm_up(expected: bool = False) -> None:
     sample_labels(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3), np.bool_), table,
                   np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64), 1.0,
                   np.zeros((0, 2)), np.zeros((0, 2)), True, np.zeros(2), f0, i0, i0, 0, 0, f0)
-    sweeps(1, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64),
-           1, i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, table, table, table.copy())
+    shared_sweeps(1, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one,
+                  np.zeros(1, np.int64), 1, i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, i0,
+                  i0, f0, i0, i0, i0, table, table, table.copy())
     if expected:
         expected_sweeps(
             1, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64), 1,

@@ -58,6 +58,24 @@ class Batch:
     word_label: np.ndarray  # (Wz,) sampled label
     sigs: tuple  # the datapoints' signatures (the `expected` rule scores all their rows)
     row_q: RowQRows | None = None  # the same for the compiled `expected` sweeps
+    shared: SharedRows | None = None  # phi of the compiled sweeps (then `phi` is None)
+
+
+@dataclass
+class SharedRows:
+    """The relevance rows phi of a roll-out's datapoints for the compiled sweeps
+    (`kernels.shared_sweeps`), with the word features of each candidate set and action type
+    stored once: the datapoints that share them (an agent deciding again, or another agent of
+    its kind) share those rows' values, so a sweep scores and updates them once per set rather
+    than once per datapoint. Each datapoint keeps its own entries (overlap counts, NULL)."""
+
+    slot: np.ndarray  # the sets' word entries, set after set
+    val: np.ndarray
+    row: np.ndarray  # candidate row of each entry within its set
+    start: np.ndarray  # (G+1,) first entry of each set
+    first_row: np.ndarray  # (G,) first row of each set among all sets' rows
+    owner_set: np.ndarray  # (D,) set of each datapoint
+    own: _Sparse  # the datapoints' own entries, rows among all datapoints' candidate rows
 
 
 @dataclass
@@ -92,6 +110,10 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
     psi_slot, psi_val, psi_len = [], [], []
     n_hidden, chosen, word_owner, word_label = [], [], [], []
     n_rows = 0
+    cfg = net.config
+    shared = None
+    if cfg.backend == "numba" and cfg.hidden_update != "expected" and kind != "linear":
+        shared = _SharedBuilder()
     for d, dec in enumerate(decisions):
         feats = rows.features(dec.sig)
         slot, val = rows.output_rows(feats, dec.y, dec.z)
@@ -100,14 +122,17 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
         f_len.append(len(slot))
         if kind == "linear":
             continue
-        slot, val, row = rows.relevance_pieces(feats)
-        phi_slot.append(slot)
-        if isinstance(val, list):
-            phi_val.extend(val)
+        if shared is not None:
+            shared.add(rows, feats, d)
         else:
-            phi_val.append(val)
-        phi_row.append(row)
-        phi_len.append(len(slot))
+            slot, val, row = rows.relevance_pieces(feats)
+            phi_slot.append(slot)
+            if isinstance(val, list):
+                phi_val.extend(val)
+            else:
+                phi_val.append(val)
+            phi_row.append(row)
+            phi_len.append(len(slot))
         if kind == "text" and dec.z:
             sl, val = rows.label_rows(feats, dec.y, dec.z)
             psi_slot.append(sl.ravel())
@@ -134,7 +159,6 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
         psi = _Sparse(np.concatenate(psi_slot), np.concatenate(psi_val),
                       np.repeat(np.arange(3 * int(words.sum())), 11))
     row_q = None
-    cfg = net.config
     if cfg.hidden_update == "expected" and cfg.backend == "numba" and kind != "linear":
         row_q = _row_q_rows(rows, [dec.sig for dec in decisions], row_owner, row_start)
     return Batch(
@@ -151,7 +175,65 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
         else ints,
         sigs=tuple(dec.sig for dec in decisions),
         row_q=row_q,
+        shared=shared.finish(row_start) if shared is not None and n_hidden.size else None,
     )
+
+
+class _SharedBuilder:
+    """Collects `SharedRows`: one set per distinct relevance layout (`FeatureRows.
+    relevance_template`) among a roll-out's datapoints; the latent states of `nonlinear`
+    are a datapoint's own set."""
+
+    def __init__(self):
+        self.sets: dict[int, int] = {}  # id of a shared layout -> set
+        self.slot, self.val, self.row, self.sizes, self.n_rows = [], [], [], [], []
+        self.owner: list[int] = []
+        self.own_slot, self.own_val, self.own_row, self.own_len = [], [], [], []
+        self._keep = []  # the layouts, alive while their ids are keys
+
+    def add(self, rows: FeatureRows, feats: SigFeatures, d: int) -> None:
+        if rows.config.kind == "nonlinear":
+            slot, val, row = rows.relevance_pieces(feats)
+            self._new_set(slot, val, row, rows.num_hidden(feats))
+            self.owner.append(len(self.sizes) - 1)
+            self.own_len.append(0)
+            return
+        layout = rows.relevance_template(feats)
+        slot, word_val, row, tail = layout
+        nw = len(word_val)
+        g = self.sets.get(id(layout))
+        if g is None:
+            g = self.sets[id(layout)] = len(self.sizes)
+            self._keep.append(layout)
+            self._new_set(slot[:nw], word_val, row[:nw], rows.num_hidden(feats))
+        self.owner.append(g)
+        self.own_slot.append(slot[nw:])
+        self.own_row.append(row[nw:])
+        self.own_len.append(len(slot) - nw)
+        self.own_val.append(feats.parts[1].overlap)
+        if rows.config.overlap_state:
+            self.own_val.append(rows.state_overlap(feats))
+        self.own_val.append(tail)
+
+    def _new_set(self, slot, val, row, n_rows: int) -> None:
+        self.slot.append(slot)
+        self.val.append(val)
+        self.row.append(row)
+        self.sizes.append(len(slot))
+        self.n_rows.append(n_rows)
+
+    def finish(self, row_start: np.ndarray) -> SharedRows:
+        sizes, n_rows = np.array(self.sizes, np.int64), np.array(self.n_rows, np.int64)
+        own = _cat([])
+        if self.own_slot:
+            own = _Sparse(np.concatenate(self.own_slot), np.concatenate(self.own_val),
+                          np.concatenate(self.own_row) + np.repeat(row_start, self.own_len))
+        return SharedRows(
+            slot=np.concatenate(self.slot), val=np.concatenate(self.val),
+            row=np.concatenate(self.row), start=np.concatenate([[0], np.cumsum(sizes)]),
+            first_row=np.cumsum(n_rows) - n_rows, owner_set=np.array(self.owner, np.int64),
+            own=own,
+        )
 
 
 def _row_q_rows(rows: FeatureRows, sigs: list, row_owner: np.ndarray,
@@ -274,7 +356,8 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
         net.reward_sum += reward
         net.reward_count += 1
     f = batch.f
-    rule = cfg.hidden_update if batch.phi is not None else "error"  # no hidden layer: k unused
+    hidden = batch.phi is not None or batch.shared is not None
+    rule = cfg.hidden_update if hidden else "error"  # no hidden layer: k unused
     expected = rule == "expected"
     if cfg.backend == "numba" and (not expected or batch.row_q is not None):
         if expected:
@@ -336,19 +419,25 @@ RULES = {"release": 0, "consistent": 1, "error": 2}  # `expected`: `kernels.expe
 
 def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, rule: str,
                      h_alpha: float, h_l2: float) -> None:
-    """The sweeps below in one compiled call (`kernels.sweeps`); the numpy loop is the
-    reference it is tested against."""
-    from nlmcs.model.kernels import sweeps
+    """The sweeps above in one compiled call (`kernels.shared_sweeps`, on the rows stored
+    once per shared set); the numpy loop is the reference it is tested against."""
+    from nlmcs.model.kernels import shared_sweeps
 
     cfg = net.config
-    empty = _cat([])
-    phi = batch.phi if batch.phi is not None else empty
+    ints, empty = np.zeros(0, np.int64), _cat([])
+    sh = batch.shared
     psi = batch.psi if batch.psi is not None else empty
-    sweeps(cfg.passes, target, RULES[rule], cfg.alpha, cfg.l2, h_alpha, h_l2,
-           cfg.temperature, batch.f.slot, batch.f.val, batch.f.row, n,
-           phi.slot, phi.val, phi.row, batch.row_owner, batch.row_start, batch.chosen_row,
-           psi.slot, psi.val, psi.row, batch.word_owner, batch.word_label,
-           net.u, net.v, net.w)  # fmt: skip
+    if sh is None:  # no hidden layer
+        sh_arrays = (ints, np.zeros(0), ints, np.zeros(1, np.int64), ints, ints)
+        own = empty
+    else:
+        sh_arrays = (sh.slot, sh.val, sh.row, sh.start, sh.first_row, sh.owner_set)
+        own = sh.own
+    shared_sweeps(cfg.passes, target, RULES[rule], cfg.alpha, cfg.l2, h_alpha, h_l2,
+                  cfg.temperature, batch.f.slot, batch.f.val, batch.f.row, n, *sh_arrays,
+                  own.slot, own.val, own.row, batch.row_owner, batch.row_start,
+                  batch.chosen_row, psi.slot, psi.val, psi.row, batch.word_owner,
+                  batch.word_label, net.u, net.v, net.w)  # fmt: skip
 
 
 def _compiled_expected_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float,

@@ -368,16 +368,16 @@ class FeatureRows:
             k = feats.latent_phi.shape[0]
             sl = feats.latent_phi.ravel()
             return sl, np.ones(len(sl)), np.repeat(np.arange(k), feats.latent_phi.shape[1])
-        slot, word_val, row, tail = self._relevance_template(feats)
+        slot, word_val, row, tail = self.relevance_template(feats)
         val = [word_val, feats.parts[1].overlap]
         if self.config.overlap_state:
             val.append(self.state_overlap(feats))
         val.append(tail)
         return slot, val, row
 
-    def _relevance_template(self, feats: SigFeatures) -> tuple:
+    def relevance_template(self, feats: SigFeatures) -> tuple:
         """(slots, word values, rows, NULL values) of `relevance_pieces` for the signature's
-        candidate set and action type."""
+        candidate set and action type, one object per set and type (read-only)."""
         uw = feats.unit
         key = (uw.key, feats.keys[0][2])
         found = self._templates.get(key)
