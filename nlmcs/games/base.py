@@ -14,7 +14,7 @@ tile filled) is dropped, never an error.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -109,6 +109,12 @@ class State(abc.ABC):
     @abc.abstractmethod
     def action_labels(self, agent: AgentId, action: Action) -> tuple[str, ...]:
         """Words for a candidate action, e.g. ("build", "city") or ("irrigate",)."""
+
+    def actions_labels(self, agent: AgentId, actions: Sequence[Action]
+                       ) -> list[tuple[str, ...]]:
+        """`action_labels` of every candidate of one agent (a game may resolve the agent
+        once for all of them)."""
+        return [tuple(self.action_labels(agent, a)) for a in actions]
 
     def action_type(self, action: Action) -> str:
         return action.kind

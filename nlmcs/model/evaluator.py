@@ -48,14 +48,15 @@ class NetworkEvaluator:
     def q_values(self, state, candidates, *, sampled, rng, stale=False):
         sigs: list[Signature] = []
         sizes = []
+        atype, make = state.action_type, tuple.__new__
         for agent, actions in candidates:
             sizes.append(len(actions))
             # The agent's and state's words are the same for all its actions: read them once.
             who = tuple(state.agent_labels(agent))
             where = tuple(state.state_labels(agent))
             sigs.extend(
-                Signature(who, tuple(state.action_labels(agent, a)), state.action_type(a), where)
-                for a in actions
+                make(Signature, (who, words, atype(a), where))
+                for words, a in zip(state.actions_labels(agent, actions), actions, strict=True)
             )
         if sampled and self.net.config.hidden == "sample":
             decisions = [self.net.sample(s, rng) for s in sigs]

@@ -155,31 +155,70 @@ def action_labels(s, agent: str, action: Action) -> tuple[str, ...]:
     fixed = _FIXED.get(kind)
     if fixed is not None:
         return fixed
-    if kind == "build":
-        return (f"build {action.arg}",)
-    if kind == "research":
-        return (f"research {action.arg}",)
     if kind == "move" or kind == "attack":
         d = action.arg
         if not isinstance(d, int) or not 0 <= d < 8:
             return (kind,)
-        who, key = s.game.agent_keys.get(agent) or agent_key(s, agent)
-        u = s.units.get(key) if who == "unit" else None
-        if u is None:
-            return (kind, DIRECTIONS[d])
-        nt = s.map.neighbors[u.tile][d]
-        if nt < 0:
-            return (kind, DIRECTIONS[d])
-        dest = s.tables.terrain_names[s.map.terr[nt]]
-        if kind == "move":
-            if nt in s.city_at:
-                return ("move", DIRECTIONS[d], dest, "city")
-            return ("move", DIRECTIONS[d], dest)
-        words = ["attack", DIRECTIONS[d], "enemy", dest]
-        defender = combat.best_defender(s, nt)  # who would defend, whatever the stack order
-        if defender is not None:
-            words.append(s.tables.unit_names[defender.kind])
-        if nt in s.city_at:
-            words.append("city")
-        return tuple(words)
+        return _step_labels(s, _unit(s, agent), kind, d)
+    return _named(action)
+
+
+def actions_labels(s, agent: str, actions) -> list[tuple[str, ...]]:
+    """`action_labels` of every candidate of one agent, its unit looked up once."""
+    out = []
+    unit = _UNKNOWN
+    for action in actions:
+        kind = action.kind
+        fixed = _FIXED.get(kind)
+        if fixed is not None:
+            out.append(fixed)
+        elif kind == "move" or kind == "attack":
+            d = action.arg
+            if not isinstance(d, int) or not 0 <= d < 8:
+                out.append((kind,))
+                continue
+            if unit is _UNKNOWN:
+                unit = _unit(s, agent)
+            out.append(_step_labels(s, unit, kind, d))
+        else:
+            out.append(_named(action))
+    return out
+
+
+_UNKNOWN = object()
+
+
+def _unit(s, agent: str):
+    who, key = s.game.agent_keys.get(agent) or agent_key(s, agent)
+    return s.units.get(key) if who == "unit" else None
+
+
+def _named(action: Action) -> tuple[str, ...]:
+    kind = action.kind
+    if kind == "build":
+        return (f"build {action.arg}",)
+    if kind == "research":
+        return (f"research {action.arg}",)
     return (kind.replace("_", " "),)
+
+
+def _step_labels(s, u, kind: str, d) -> tuple[str, ...]:
+    """A move or an attack of unit `u` in direction `d` (0-7): where it leads and what is
+    there."""
+    if u is None:
+        return (kind, DIRECTIONS[d])
+    nt = s.map.neighbors[u.tile][d]
+    if nt < 0:
+        return (kind, DIRECTIONS[d])
+    dest = s.tables.terrain_names[s.map.terr[nt]]
+    if kind == "move":
+        if nt in s.city_at:
+            return ("move", DIRECTIONS[d], dest, "city")
+        return ("move", DIRECTIONS[d], dest)
+    words = ["attack", DIRECTIONS[d], "enemy", dest]
+    defender = combat.best_defender(s, nt)  # who would defend, whatever the stack order
+    if defender is not None:
+        words.append(s.tables.unit_names[defender.kind])
+    if nt in s.city_at:
+        words.append("city")
+    return tuple(words)

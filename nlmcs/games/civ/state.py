@@ -130,6 +130,9 @@ class CivState(State):
     def action_labels(self, agent: AgentId, action: Action) -> tuple[str, ...]:
         return labels.action_labels(self, agent, action)
 
+    def actions_labels(self, agent: AgentId, actions) -> list[tuple[str, ...]]:
+        return labels.actions_labels(self, agent, actions)
+
     def state_vector(self, player: int) -> np.ndarray:
         return features.state_vector(self, player, self.game.state_features)
 
