@@ -223,7 +223,11 @@ class ValueNetwork:
         key = ("static factors", uw.key)
         static_exp = self._part_cache.get(key)
         if static_exp is None:
-            static_exp = self._part_cache[key] = static_factors(static, self.config.temperature)
+            if uw.full is not None:  # per word: the whole set's, cut out
+                static_exp = self._static(uw.full)[1][uw.pick]
+            else:
+                static_exp = static_factors(static, self.config.temperature)
+            self._part_cache[key] = static_exp
         return static, static_exp
 
     def _null_logit(self) -> float:
@@ -256,12 +260,19 @@ class ValueNetwork:
         """(phi per row or None, w . f_language per row, w . f_predicate per word (Wc, 2))."""
         found = self._part_cache.get(key)
         if found is None:
-            n = len(uw.sentences)
-            phi = None
-            if part.phi is not None:
-                phi = row_sums(uw.rows, self.u[part.phi] * uw.norm, n)
-            lang = row_sums(uw.rows, self.w[part.lang] * uw.norm, n)
-            found = (phi, lang, self.w[part.pred] * uw.norm[:, None])
+            if uw.full is not None:  # a ranked set: cut out of the agent's whole set's sums
+                whole = uw.full
+                phi, lang, pred = self._part_scores(
+                    (key[0], whole.key, key[2]), self.rows.part(key[0], key[2], whole), whole)
+                found = (None if phi is None else phi[uw.picked_rows], lang[uw.picked_rows],
+                         pred[uw.pick])
+            else:
+                n = len(uw.sentences)
+                phi = None
+                if part.phi is not None:
+                    phi = row_sums(uw.rows, self.u[part.phi] * uw.norm, n)
+                lang = row_sums(uw.rows, self.w[part.lang] * uw.norm, n)
+                found = (phi, lang, self.w[part.pred] * uw.norm[:, None])
             self._part_cache[key] = found
         return found
 
@@ -269,10 +280,15 @@ class ValueNetwork:
         """(phi of bag of words + word x unit per row, static psi score per word (Wc, 3))."""
         found = self._part_cache.get(key)
         if found is None:
-            phi = row_sums(uw.rows, self.u[uw.phi_word].sum(axis=1) * uw.norm,
-                           len(uw.sentences))
-            static = self.v[uw.psi_static].sum(axis=2) if self.config.kind == "text" else None
-            found = (phi, static)
+            if uw.full is not None:  # a ranked set: its rows and words of the whole set's
+                phi, static = self._unit_scores(uw.full.key, uw.full)
+                found = (phi[uw.picked_rows], None if static is None else static[uw.pick])
+            else:
+                phi = row_sums(uw.rows, self.u[uw.phi_word].sum(axis=1) * uw.norm,
+                               len(uw.sentences))
+                static = (self.v[uw.psi_static].sum(axis=2) if self.config.kind == "text"
+                          else None)
+                found = (phi, static)
             self._part_cache[key] = found
         return found
 

@@ -253,13 +253,14 @@ class FeatureRows:
             self._templates.clear()
         self._units[key] = words
 
-    def _part(self, kind: str, label: str, uw: UnitWords) -> Part:
+    def part(self, kind: str, label: str, uw: UnitWords) -> Part:
+        """The slots of one feature family over a candidate set (kept per set and label)."""
         key = (kind, uw.key, label)
         found = self._parts.get(key)
         if found is not None:
             return found
         if uw.full is not None:  # a ranked set: cut the part out of the agent's whole set
-            whole = self._part(kind, label, uw.full)
+            whole = self.part(kind, label, uw.full)
             found = Part(
                 None if whole.phi is None else whole.phi[uw.pick], whole.lang[uw.pick],
                 whole.pred[uw.pick], whole.mask[uw.pick],
@@ -329,7 +330,7 @@ class FeatureRows:
             keys += [("state", unit, label) for label in sig.state]
             feats.unit = uw
             feats.keys = keys
-            feats.parts = [self._part(k[0], k[2], uw) for k in keys]
+            feats.parts = [self.part(k[0], k[2], uw) for k in keys]
             in_state = np.zeros(len(uw.words), bool)
             for part in feats.parts[2:]:
                 in_state |= part.mask
