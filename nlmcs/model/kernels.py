@@ -1,5 +1,6 @@
-"""Compiled (numba) loops for the value network's hot paths: scoring a candidate and the
-online update's sweeps.
+"""Compiled (numba) loops for the value network's hot paths: scoring a candidate (in full,
+`text_scores`, or only what the search reads, `text_expected`), drawing a sentence's labels and
+the online update's sweeps (`shared_sweeps`, `expected_sweeps`).
 
 Each kernel computes exactly what the numpy code in `nlmcs.model.network` and
 `nlmcs.model.learner` computes (those stay the reference; `tests/model/test_model_kernels.py`
