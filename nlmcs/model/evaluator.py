@@ -26,6 +26,15 @@ def normalised_entropy(p: np.ndarray) -> float:
     return float(-(q * np.log(q)).sum() / np.log(len(p)))
 
 
+def _signatures(state, agent, actions) -> list[Signature]:
+    """The candidates' signatures of one agent: its own and its state's words are read once."""
+    who = tuple(state.agent_labels(agent))
+    where = tuple(state.state_labels(agent))
+    atype, make = state.action_type, tuple.__new__
+    return [make(Signature, (who, words, atype(a), where))
+            for words, a in zip(state.actions_labels(agent, actions), actions, strict=True)]
+
+
 class NetworkEvaluator:
     """Q from a `ValueNetwork`; datapoints are `Decision`s (signature + sampled hidden units)."""
 
@@ -45,19 +54,15 @@ class NetworkEvaluator:
     def refresh(self) -> None:
         self.net.refresh_stale()
 
+    def agent_q(self, state, agent, actions) -> np.ndarray:
+        return self.net.expected_q(_signatures(state, agent, actions))
+
     def q_values(self, state, candidates, *, sampled, rng, stale=False):
         sigs: list[Signature] = []
         sizes = []
-        atype, make = state.action_type, tuple.__new__
         for agent, actions in candidates:
             sizes.append(len(actions))
-            # The agent's and state's words are the same for all its actions: read them once.
-            who = tuple(state.agent_labels(agent))
-            where = tuple(state.state_labels(agent))
-            sigs.extend(
-                make(Signature, (who, words, atype(a), where))
-                for words, a in zip(state.actions_labels(agent, actions), actions, strict=True)
-            )
+            sigs.extend(_signatures(state, agent, actions))
         if sampled and self.net.config.hidden == "sample":
             decisions = [self.net.sample(s, rng) for s in sigs]
             flat = np.array([d.q for d in decisions])

@@ -1,7 +1,8 @@
 """The narrow seam between the Monte-Carlo loop and a value model (after OpenSpiel's `Evaluator`).
 
 The loop only asks an evaluator for the Q of every candidate action of every agent of a simulated
-step (one batched call), for the datapoint of a chosen action, and to learn from a finished
+step (one batched call, or agent by agent), for the datapoint of a chosen action, and to learn
+from a finished
 roll-out: the process that played it prepares its datapoints once, and every replica learns from
 the prepared form. The text-grounded network is one evaluator (`nlmcs.model.evaluator`);
 `ConstantEvaluator` (Q = 0, no learning) turns the loop into plain epsilon-random roll-outs and
@@ -36,6 +37,9 @@ class Evaluator(Protocol):
         """Q of each action of each agent; with `sampled`, also each candidate's datapoint;
         with `stale`, values may come from weights as of the last `refresh`."""
 
+    def agent_q(self, state: State, agent: AgentId, actions: Sequence[Action]) -> np.ndarray:
+        """`q_values` of one agent, neither sampled nor stale."""
+
     def refresh(self) -> None:
         """Let `stale` values catch up with the current weights."""
 
@@ -65,6 +69,9 @@ class ConstantEvaluator:
 
     def refresh(self) -> None:
         pass
+
+    def agent_q(self, state, agent, actions) -> np.ndarray:
+        return np.zeros(len(actions))
 
     def q_values(self, state, candidates, *, sampled, rng, stale=False):
         qs = [np.zeros(len(actions)) for _, actions in candidates]

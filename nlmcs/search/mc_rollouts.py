@@ -41,6 +41,11 @@ def epsilon_greedy(q: np.ndarray, eps: float, rng: np.random.Generator) -> int |
     """Index of the best Q (ties broken at random), or None for an exploratory move."""
     if rng.random() < eps:
         return None
+    return greedy(q, rng)
+
+
+def greedy(q: np.ndarray, rng: np.random.Generator) -> int:
+    """Index of the best Q, ties broken at random."""
     values = q.tolist()  # a handful of candidates: plain floats beat numpy's per-call cost
     top = max(values) - 1e-12
     best = [i for i, x in enumerate(values) if x >= top]
@@ -109,13 +114,25 @@ class RolloutCore:
         candidates = [(a, state.legal_actions(a)) for a in agents]
         sampled = cfg.early_q == "sampled" if learn else cfg.late_q == "sampled"
         stale = not learn and cfg.late_refresh > 1
-        qs, dps = self.evaluator.q_values(state, candidates, sampled=sampled, rng=rng,
-                                          stale=stale)  # fmt: skip
+        # Q of fresh expectations is asked per agent, and only of agents that do not explore
+        # (the same draws, in the same order); sampled Q draws for every candidate and stale
+        # Q depends on when it is asked, so those are asked for all agents first.
+        lazy = not sampled and not stale
+        qs, dps = None, None
+        if not lazy:
+            qs, dps = self.evaluator.q_values(state, candidates, sampled=sampled, rng=rng,
+                                              stale=stale)  # fmt: skip
         joint: dict[AgentId, Action] = {}
         for i, (agent, actions) in enumerate(candidates):
             p = bias.get(agent) if bias else None
-            q = qs[i] if p is None else qs[i] + cfg.prior_weight * p
-            k = epsilon_greedy(q, eps, rng)
+            if lazy:
+                k = None
+                if rng.random() >= eps:
+                    q = self.evaluator.agent_q(state, agent, actions)
+                    k = greedy(q if p is None else q + cfg.prior_weight * p, rng)
+            else:
+                q = qs[i] if p is None else qs[i] + cfg.prior_weight * p
+                k = epsilon_greedy(q, eps, rng)
             if k is None and p is not None:
                 k = int(rng.choice(len(actions), p=p))
                 action = actions[k]

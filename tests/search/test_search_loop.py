@@ -35,6 +35,50 @@ def test_epsilon_greedy_breaks_ties_at_random():
     assert epsilon_greedy(np.array([0.0, 2.0]), 1.0, rng) is None
 
 
+def _eager_joint_move(core, state, player, eps, rng, datapoints):
+    """The roll-out step as it was before Q was asked agent by agent: every agent's Q first."""
+    candidates = [(a, state.legal_actions(a)) for a in state.agents(player)]
+    qs, _ = core.evaluator.q_values(state, candidates, sampled=False, rng=rng)
+    joint = {}
+    for (agent, actions), q in zip(candidates, qs, strict=True):
+        k = epsilon_greedy(q, eps, rng)
+        action = (core.random_policy.choose(state, agent, actions, rng) if k is None
+                  else actions[k])
+        joint[agent] = action
+        datapoints.append(core.evaluator.datapoint(state, agent, action, rng))
+    return joint
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.3, 1.0])
+def test_q_asked_only_of_agents_that_exploit_plays_the_same_moves(eps):
+    # Q is computed per agent and only when the agent does not explore; the draws (explore,
+    # ties, random moves, datapoints) must come in the same order as when all Q came first.
+    game = ToyGame(units=3, max_turns=6)
+    planner = make_planner("text", game=game, manual=make_manual(),
+                           model_config=ModelConfig(min_count=1, alpha=0.05),
+                           search_config=SearchConfig(rollouts=6, depth=3, batch=3), seed=0)
+    core = planner.core
+    state = game.new_initial_state(4)
+    planner.choose(state, 0, np.random.default_rng(0))  # learned, non-zero weights
+    net = core.evaluator.net
+    net.w[:] += np.random.default_rng(1).normal(0, 0.01, size=net.w.shape)
+    net.weights_changed()
+    asked = []
+    agent_q = core.evaluator.agent_q
+    core.evaluator.agent_q = lambda s, a, acts: asked.append(a) or agent_q(s, a, acts)
+    for seed in range(20):
+        lazy_dp, eager_dp = [], []
+        lazy = core.joint_move(state, 0, eps, np.random.default_rng(seed), learn=True,
+                               datapoints=lazy_dp)
+        eager = _eager_joint_move(core, state, 0, eps, np.random.default_rng(seed), eager_dp)
+        assert lazy == eager
+        assert [(d.sig, d.y, d.z) for d in lazy_dp] == [(d.sig, d.y, d.z) for d in eager_dp]
+    n_agents = 20 * len(state.agents(0))
+    assert len(asked) == {0.0: n_agents, 1.0: 0}.get(eps, len(asked))
+    assert eps != 0.3 or 0 < len(asked) < n_agents
+    planner.close()
+
+
 def test_reward_is_win_loss_or_score_ratio():
     game = ToyGame(max_turns=1)
     state = game.new_initial_state(0)
