@@ -119,6 +119,9 @@ class SentenceRows:
     norm: np.ndarray  # (nw,)
     match: np.ndarray  # (nw, 2)
     parent: np.ndarray  # (nw,) parent's place in the sentence, -1 under the root
+    head: Sparse | None = None  # output rows whatever the labels: game, language, advice
+    psi: np.ndarray | None = None  # (nw, 3, 11) label-row slots, the parent label's left open
+    psi_val: np.ndarray | None = None  # (nw, 3, 11) their values (none depends on the labels)
 
     @staticmethod
     def build(feats: SigFeatures, y: int) -> SentenceRows:
@@ -431,17 +434,15 @@ class FeatureRows:
             parts.append((fy, np.ones(len(fy))))
         elif kind != "linear" and y < len(feats.unit.sentences):
             sent = self._sentence(feats, y)
-            parts.append(sent.lang)
-            if feats.advice is not None and feats.advice[y]:
-                parts.append((np.array([self.advice_slot]), feats.advice[y:y + 1]))
-            if kind == "text" and z:
-                z = np.asarray(z)
-                labelled = np.flatnonzero(z < 2)
-                pred = sent.pred[labelled, z[labelled]]  # (labelled words, parts)
-                parts.append((pred.ravel(), np.repeat(sent.norm[labelled], pred.shape[1])))
-                if self.config.grounding_features:
-                    match = sent.match[labelled, z[labelled]] * sent.norm[labelled]
-                    parts.append((self.match_slots[z[labelled]], match))
+            if not (kind == "text" and z):
+                return sent.head
+            z = np.asarray(z)
+            labelled = np.flatnonzero(z < 2)
+            pred = sent.pred[labelled, z[labelled]]  # (labelled words, parts)
+            parts = [sent.head, (pred.ravel(), np.repeat(sent.norm[labelled], pred.shape[1]))]
+            if self.config.grounding_features:
+                match = sent.match[labelled, z[labelled]] * sent.norm[labelled]
+                parts.append((self.match_slots[z[labelled]], match))
         s, v = zip(*parts, strict=True)
         return np.concatenate(s), np.concatenate(v)
 
@@ -451,20 +452,28 @@ class FeatureRows:
         slots, the parent's drawn label (from `z`) and the 3 word flags, each crossed with the
         label."""
         sent = self._sentence(feats, y)
-        z = np.asarray(z)
         par = sent.parent
-        nw, lo = len(par), sent.lo
-        sl = np.empty((nw, 3, 11), np.int64)
-        sl[:, :, :7] = feats.unit.psi_static[lo:lo + nw]
-        sl[:, :, 7] = self.plabel_slots[np.where(par < 0, ROOT, z[np.maximum(par, 0)])]
-        sl[:, :, 8:] = self.flag_slots.T
-        val = np.ones((nw, 3, 11))
-        val[:, :, 8:] = feats.flags[lo:lo + nw][:, None, :]
-        return sl, val
+        sl = sent.psi.copy()
+        sl[:, :, 7] = self.plabel_slots[np.where(par < 0, ROOT, np.asarray(z)[np.maximum(par, 0)])]
+        return sl, sent.psi_val
 
     def _sentence(self, feats: SigFeatures, y: int) -> SentenceRows:
         """The weight-free rows of candidate sentence y of a signature, built once."""
         found = feats.derived.get(y)
         if found is None:
             found = feats.derived[y] = SentenceRows.build(feats, y)
+            slots, vals = [feats.game, found.lang[0]], [np.ones(len(feats.game)), found.lang[1]]
+            if feats.advice is not None and feats.advice[y]:
+                slots.append(np.array([self.advice_slot]))
+                vals.append(feats.advice[y:y + 1])
+            found.head = (np.concatenate(slots), np.concatenate(vals))
+            if self.config.kind == "text":
+                nw, lo = len(found.parent), found.lo
+                sl = np.empty((nw, 3, 11), np.int64)
+                sl[:, :, :7] = feats.unit.psi_static[lo:lo + nw]
+                sl[:, :, 7] = -1  # the parent's drawn label: `label_rows`
+                sl[:, :, 8:] = self.flag_slots.T
+                val = np.ones((nw, 3, 11))
+                val[:, :, 8:] = feats.flags[lo:lo + nw][:, None, :]
+                found.psi, found.psi_val = sl, val
         return found
