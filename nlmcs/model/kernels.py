@@ -31,6 +31,20 @@ def _softmax_into(x, out, temperature):
 
 
 @njit(cache=True)
+def _relevance_rows(n_rows, rel_a, rel_b, null_logit, lang_a, lang_b, temperature):
+    """Relevance p (C+1, NULL last) and language score per row (C+1) from their two pieces."""
+    logits = np.empty(n_rows + 1)
+    lang = np.zeros(n_rows + 1)
+    for r in range(n_rows):
+        logits[r] = rel_a[r] + rel_b[r]
+        lang[r] = lang_a[r] + lang_b[r]
+    logits[n_rows] = null_logit
+    p = np.empty(n_rows + 1)
+    _softmax_into(logits, p, temperature)
+    return p, lang
+
+
+@njit(cache=True)
 def text_scores(
     n_rows, rows, parent, order,  # candidate sentences and their words (Wc)
     rel_a, rel_b, null_logit,  # (C,) relevance logits in two pieces (see below), NULL's logit
@@ -45,14 +59,7 @@ def text_scores(
     share come in precomputed (`ValueNetwork`), each as the sum of a piece of the candidate's
     action and a piece of the agent's state (which all of its candidates share)."""
     n_words = len(rows)
-    logits = np.empty(n_rows + 1)
-    lang = np.zeros(n_rows + 1)
-    for r in range(n_rows):
-        logits[r] = rel_a[r] + rel_b[r]
-        lang[r] = lang_a[r] + lang_b[r]
-    logits[n_rows] = null_logit
-    p = np.empty(n_rows + 1)
-    _softmax_into(logits, p, temperature)
+    p, lang = _relevance_rows(n_rows, rel_a, rel_b, null_logit, lang_a, lang_b, temperature)
     cond = np.zeros((n_words, 4, 3))
     marg = np.zeros((n_words, 3))
     pred = np.zeros((n_words, 3))
@@ -87,14 +94,7 @@ def text_expected(
     values to the last bit). A word's conditionals live only until its marginal is taken, so a
     search's many scored candidates keep no (Wc, 4, 3) array each."""
     n_words = len(rows)
-    logits = np.empty(n_rows + 1)
-    lang = np.zeros(n_rows + 1)
-    for r in range(n_rows):
-        logits[r] = rel_a[r] + rel_b[r]
-        lang[r] = lang_a[r] + lang_b[r]
-    logits[n_rows] = null_logit
-    p = np.empty(n_rows + 1)
-    _softmax_into(logits, p, temperature)
+    p, lang = _relevance_rows(n_rows, rel_a, rel_b, null_logit, lang_a, lang_b, temperature)
     per_row = lang.copy()
     if labels and n_words:
         eb = _parent_factors(v, plabel_slots, temperature)
@@ -131,7 +131,7 @@ def text_expected(
                     marg[j, lab] = (marg[par, 0] * (ea[lab] * eb[0, lab] / tot[0])
                                     + marg[par, 1] * (ea[lab] * eb[1, lab] / tot[1])
                                     + marg[par, 2] * (ea[lab] * eb[2, lab] / tot[2]))
-        for j in range(n_words):
+        for j in range(n_words):  # as `text_scores` (a helper per word costs 2x here)
             p0 = pred_a[j, 0] + pred_b[j, 0]
             p1 = pred_a[j, 1] + pred_b[j, 1]
             if grounding:
@@ -327,15 +327,12 @@ def shared_sweeps(
         if n_lab:
             _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alpha, h_l2,
                         temperature, lab_logits, lab_prob, dv)
-        for e in range(len(f_slot)):
-            w[f_slot[e]] += dw[e]
-        if n_rows:
-            for e in range(len(sh_slot)):
-                u[sh_slot[e]] += du_sh[e]
-            for e in range(len(own_slot)):
-                u[own_slot[e]] += du_own[e]
-        for e in range(len(psi_slot)):
-            v[psi_slot[e]] += dv[e]
+        if not n_rows:
+            du_sh[:] = 0.0
+            du_own[:] = 0.0
+        _apply(f_slot, dw, w, sh_slot, du_sh, u, psi_slot, dv, v)
+        for e in range(len(own_slot)):
+            u[own_slot[e]] += du_own[e]
 
 
 @njit(cache=True)

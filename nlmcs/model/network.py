@@ -121,11 +121,7 @@ class ValueNetwork:
         """Every piece of a signature's scores, the label layer's per-word arrays included."""
         found = self._scores.get(sig)
         if found is None or (found.cond is None and self.config.kind == "text"):
-            if self.config.backend == "numba" and self.text:
-                found = self._compiled_scores(sig, full=True)
-            else:
-                found = self._compute_scores(sig)
-            self._scores[sig] = found
+            found = self._scores[sig] = self._score(sig, full=True)
         return found
 
     def _value(self, sig: Signature) -> SigScores:
@@ -134,12 +130,13 @@ class ValueNetwork:
         `scores` adds them only for a signature something asks them of."""
         found = self._scores.get(sig)
         if found is None:
-            if self.config.backend == "numba" and self.text:
-                found = self._compiled_scores(sig, full=False)
-            else:
-                found = self._compute_scores(sig)
-            self._scores[sig] = found
+            found = self._scores[sig] = self._score(sig, full=False)
         return found
+
+    def _score(self, sig: Signature, *, full: bool) -> SigScores:
+        if self.config.backend == "numba" and self.text:
+            return self._compiled_scores(sig, full=full)
+        return self._compute_scores(sig)
 
     def _compiled_scores(self, sig: Signature, *, full: bool) -> SigScores:
         """The text kinds' scores with the label layer and expectations in one compiled call
