@@ -121,7 +121,7 @@ class SentenceRows:
     parent: np.ndarray  # (nw,) parent's place in the sentence, -1 under the root
     head: Sparse | None = None  # output rows whatever the labels: game, language, advice
     psi: np.ndarray | None = None  # (nw, 3, 11) label-row slots, the parent label's left open
-    psi_val: np.ndarray | None = None  # (nw, 3, 11) their values (none depends on the labels)
+    # (shared by every signature with this candidate set: read only)
 
     @staticmethod
     def build(feats: SigFeatures, y: int) -> SentenceRows:
@@ -455,7 +455,9 @@ class FeatureRows:
         par = sent.parent
         sl = sent.psi.copy()
         sl[:, :, 7] = self.plabel_slots[np.where(par < 0, ROOT, np.asarray(z)[np.maximum(par, 0)])]
-        return sl, sent.psi_val
+        val = np.ones(sl.shape)
+        val[:, :, 8:] = feats.flags[sent.lo:sent.lo + len(par)][:, None, :]
+        return sl, val
 
     def _sentence(self, feats: SigFeatures, y: int) -> SentenceRows:
         """The weight-free rows of candidate sentence y of a signature, built once."""
@@ -468,12 +470,14 @@ class FeatureRows:
                 vals.append(feats.advice[y:y + 1])
             found.head = (np.concatenate(slots), np.concatenate(vals))
             if self.config.kind == "text":
-                nw, lo = len(found.parent), found.lo
-                sl = np.empty((nw, 3, 11), np.int64)
-                sl[:, :, :7] = feats.unit.psi_static[lo:lo + nw]
-                sl[:, :, 7] = -1  # the parent's drawn label: `label_rows`
-                sl[:, :, 8:] = self.flag_slots.T
-                val = np.ones((nw, 3, 11))
-                val[:, :, 8:] = feats.flags[lo:lo + nw][:, None, :]
-                found.psi, found.psi_val = sl, val
+                key = ("label slots", feats.unit.key, y)
+                sl = self._templates.get(key)
+                if sl is None:
+                    nw, lo = len(found.parent), found.lo
+                    sl = np.empty((nw, 3, 11), np.int64)
+                    sl[:, :, :7] = feats.unit.psi_static[lo:lo + nw]
+                    sl[:, :, 7] = -1  # the parent's drawn label: `label_rows`
+                    sl[:, :, 8:] = self.flag_slots.T
+                    self._templates[key] = sl
+                found.psi = sl
         return found
