@@ -388,22 +388,6 @@ def _factor_rows(ea, eb, out, oj):
     return True
 
 
-@njit(cache=True)
-def _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature, cond):
-    """p(z_j = l | parent label lp) (Wc, 4, 3) of the candidate words (lp = A, S, B, ROOT),
-    from the words' static label slots (Wc, 3, 7)."""
-    eb = _parent_factors(v, plabel_slots, temperature)
-    logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
-    for j in range(static.shape[0]):
-        for lab in range(3):
-            s = 0.0
-            for t in range(static.shape[2]):
-                s += v[static[j, lab, t]]
-            logit[lab] = s
-        _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, temperature, ea,
-                           row, cond, j)
-
-
 def static_factors(static, temperature):
     """e^(a / T) of the words' static label logits (Wc, 3), each row shifted by its maximum:
     computed once per agent's words and weights, so scoring a signature takes no exponential
@@ -469,6 +453,34 @@ def _propagate(cond, parent, order, marg):
             else:
                 marg[j, lab] = (marg[par, 0] * cond[j, 0, lab] + marg[par, 1] * cond[j, 1, lab]
                                 + marg[par, 2] * cond[j, 2, lab])
+
+
+@njit(cache=True)
+def _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature, cond):
+    """p(z_j = l | parent label lp) (Wc, 4, 3) of the candidate words (lp = A, S, B, ROOT),
+    from the words' static label slots (Wc, 3, 7)."""
+    eb = _parent_factors(v, plabel_slots, temperature)
+    logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
+    for j in range(static.shape[0]):
+        # `_word_conditionals` written out: a call per word with this many arrays costs more
+        # than the word's arithmetic
+        for lab in range(3):
+            s = 0.0
+            for t in range(static.shape[2]):
+                s += v[static[j, lab, t]]
+            logit[lab] = s
+        for f in range(3):
+            if flags[j, f]:
+                for lab in range(3):
+                    logit[lab] += v[flag_slots[f, lab]]
+        m = max(logit[0], max(logit[1], logit[2]))
+        for lab in range(3):
+            ea[lab] = np.exp((logit[lab] - m) / temperature)
+        if not _factor_rows(ea, eb, cond, j):
+            for lp in range(4):
+                for lab in range(3):
+                    row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
+                _softmax_into(row, cond[j, lp], temperature)
 
 
 @njit(cache=True)
