@@ -99,7 +99,7 @@ def text_expected(
     if labels and n_words:
         eb = _parent_factors(v, plabel_slots, temperature)
         ef = _flag_factors(v, flag_slots, temperature)
-        logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
+        ea = np.empty(3)
         block = np.empty((1, 4, 3))
         marg = np.empty((n_words, 3))
         tot = np.empty(4)
@@ -114,8 +114,8 @@ def text_expected(
                 tot[lp] = ea[0] * eb[lp, 0] + ea[1] * eb[lp, 1] + ea[2] * eb[lp, 2]
                 low = low or tot[lp] <= 1e-250
             if low:  # `_factor_rows` would fall back: take the direct conditionals
-                _direct_block(j, static, flags, eb, v, flag_slots, plabel_slots, temperature,
-                              logit, ea, row, block, 0)
+                _word_rows(j, j + 1, static, flags, eb, v, flag_slots, plabel_slots,
+                           temperature, block, 0)
                 for lab in range(3):
                     if par < 0:
                         marg[j, lab] = block[0, ROOT, lab]
@@ -157,7 +157,7 @@ def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temper
     Each word's conditionals are computed as it is drawn, with `text_scores`' arithmetic."""
     eb = _parent_factors(v, plabel_slots, temperature)
     ef = _flag_factors(v, flag_slots, temperature)
-    logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
+    ea = np.empty(3)
     block = np.empty((1, 4, 3))
     labels = np.full(hi - lo, -1, np.int64)
     q = 0.0
@@ -170,8 +170,8 @@ def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temper
         for lab in range(3):
             ea[lab] = static_exp[j, lab] * ef[pat, lab]
         if not _factor_rows(ea, eb, block, 0):
-            _direct_block(j, static, flags, eb, v, flag_slots, plabel_slots, temperature, logit,
-                          ea, row, block, 0)
+            _word_rows(j, j + 1, static, flags, eb, v, flag_slots, plabel_slots, temperature,
+                       block, 0)
         par = parent[j]
         lp = ROOT if par < 0 else labels[par - lo]
         c0 = block[0, lp, 0]
@@ -355,24 +355,31 @@ def _parent_factors(v, plabel_slots, temperature):
 
 
 @njit(cache=True)
-def _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, temperature, ea, row,
-                       out, oj):
-    """out[oj] (4, 3) = softmax over labels of (a + b_lp) / T for the 4 parent labels, where a is
-    the word's static logit plus its flags' weights: e^a e^b_lp / sum(e^a e^b_lp), so a word
-    costs 3 exponentials instead of 12 (exp is most of the label layer's time). A word whose
-    product underflows falls back to the direct softmax."""
-    for f in range(3):
-        if flags[j, f]:
-            for lab in range(3):
-                logit[lab] += v[flag_slots[f, lab]]
-    m = max(logit[0], max(logit[1], logit[2]))
-    for lab in range(3):
-        ea[lab] = np.exp((logit[lab] - m) / temperature)
-    if not _factor_rows(ea, eb, out, oj):
-        for lp in range(4):
-            for lab in range(3):
-                row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
-            _softmax_into(row, out[oj, lp], temperature)
+def _word_rows(lo, hi, logits, flags, eb, v, flag_slots, plabel_slots, temperature, out,
+               first):
+    """out[first + j - lo] (4, 3) for the words j = lo..hi-1: softmax over labels of
+    (a + b_lp) / T for the 4 parent labels, a the word's static logit (`logits`) plus its
+    flags' weights, as e^a e^b_lp / sum(e^a e^b_lp), so a word costs 3 exponentials instead of
+    12 (exp is most of the label layer's time); a word whose product underflows takes the
+    direct softmax. One call for many words: a call per word with this many arrays would cost
+    more than the word's arithmetic."""
+    logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
+    for j in range(lo, hi):
+        for lab in range(3):
+            logit[lab] = logits[j, lab]
+        for f in range(3):
+            if flags[j, f]:
+                for lab in range(3):
+                    logit[lab] += v[flag_slots[f, lab]]
+        m = max(logit[0], max(logit[1], logit[2]))
+        for lab in range(3):
+            ea[lab] = np.exp((logit[lab] - m) / temperature)
+        o = first + j - lo
+        if not _factor_rows(ea, eb, out, o):
+            for lp in range(4):
+                for lab in range(3):
+                    row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
+                _softmax_into(row, out[o, lp], temperature)
 
 
 @njit(cache=True)
@@ -412,17 +419,6 @@ def _flag_factors(v, flag_slots, temperature):
 
 
 @njit(cache=True)
-def _direct_block(j, static, flags, eb, v, flag_slots, plabel_slots, temperature, logit, ea,
-                  row, out, oj):
-    """out[oj] = p(z_j | parent label) computed directly from word j's logits: for a word
-    whose factor product (`_factor_rows`) underflowed."""
-    for lab in range(3):
-        logit[lab] = static[j, lab]
-    _word_conditionals(j, logit, flags, eb, v, flag_slots, plabel_slots, temperature, ea, row,
-                       out, oj)
-
-
-@njit(cache=True)
 def _conditionals_from_factors(static, static_exp, flags, v, flag_slots, plabel_slots,
                                temperature, cond):
     """`_label_conditionals` from the words' static logits (Wc, 3) and their factors: a word's
@@ -431,14 +427,14 @@ def _conditionals_from_factors(static, static_exp, flags, v, flag_slots, plabel_
     underflows is computed directly."""
     eb = _parent_factors(v, plabel_slots, temperature)
     ef = _flag_factors(v, flag_slots, temperature)
-    logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
+    ea = np.empty(3)
     for j in range(static.shape[0]):
         pat = int(flags[j, 0]) + 2 * int(flags[j, 1]) + 4 * int(flags[j, 2])
         for lab in range(3):
             ea[lab] = static_exp[j, lab] * ef[pat, lab]
         if not _factor_rows(ea, eb, cond, j):
-            _direct_block(j, static, flags, eb, v, flag_slots, plabel_slots, temperature,
-                          logit, ea, row, cond, j)
+            _word_rows(j, j + 1, static, flags, eb, v, flag_slots, plabel_slots,
+                       temperature, cond, j)
 
 
 @njit(cache=True)
@@ -459,28 +455,15 @@ def _propagate(cond, parent, order, marg):
 def _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature, cond):
     """p(z_j = l | parent label lp) (Wc, 4, 3) of the candidate words (lp = A, S, B, ROOT),
     from the words' static label slots (Wc, 3, 7)."""
-    eb = _parent_factors(v, plabel_slots, temperature)
-    logit, ea, row = np.empty(3), np.empty(3), np.empty(3)
+    logits = np.empty((static.shape[0], 3))
     for j in range(static.shape[0]):
-        # `_word_conditionals` written out: a call per word with this many arrays costs more
-        # than the word's arithmetic
         for lab in range(3):
             s = 0.0
             for t in range(static.shape[2]):
                 s += v[static[j, lab, t]]
-            logit[lab] = s
-        for f in range(3):
-            if flags[j, f]:
-                for lab in range(3):
-                    logit[lab] += v[flag_slots[f, lab]]
-        m = max(logit[0], max(logit[1], logit[2]))
-        for lab in range(3):
-            ea[lab] = np.exp((logit[lab] - m) / temperature)
-        if not _factor_rows(ea, eb, cond, j):
-            for lp in range(4):
-                for lab in range(3):
-                    row[lab] = logit[lab] + v[plabel_slots[lp, lab]]
-                _softmax_into(row, cond[j, lp], temperature)
+            logits[j, lab] = s
+    _word_rows(0, static.shape[0], logits, flags, _parent_factors(v, plabel_slots, temperature),
+               v, flag_slots, plabel_slots, temperature, cond, 0)
 
 
 @njit(cache=True)
