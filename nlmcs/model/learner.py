@@ -127,10 +127,7 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
         else:
             slot, val, row = rows.relevance_pieces(feats)
             phi_slot.append(slot)
-            if isinstance(val, list):
-                phi_val.extend(val)
-            else:
-                phi_val.append(val)
+            phi_val.extend(val)
             phi_row.append(row)
             phi_len.append(len(slot))
         if kind == "text" and dec.z:
@@ -193,13 +190,13 @@ class _SharedBuilder:
 
     def add(self, rows: FeatureRows, feats: SigFeatures, d: int) -> None:
         if rows.config.kind == "nonlinear":
-            slot, val, row = rows.relevance_pieces(feats)
+            slot, (val,), row = rows.relevance_pieces(feats)
             self._new_set(slot, val, row, rows.num_hidden(feats))
             self.owner.append(len(self.sizes) - 1)
             self.own_len.append(0)
             return
         layout = rows.relevance_template(feats)
-        slot, word_val, row, tail = layout
+        slot, word_val, row, _ = layout
         nw = len(word_val)
         g = self.sets.get(id(layout))
         if g is None:
@@ -210,10 +207,7 @@ class _SharedBuilder:
         self.own_slot.append(slot[nw:])
         self.own_row.append(row[nw:])
         self.own_len.append(len(slot) - nw)
-        self.own_val.append(feats.parts[1].overlap)
-        if rows.config.overlap_state:
-            self.own_val.append(rows.state_overlap(feats))
-        self.own_val.append(tail)
+        self.own_val.extend(rows.own_relevance_values(feats))
 
     def _new_set(self, slot, val, row, n_rows: int) -> None:
         self.slot.append(slot)

@@ -141,7 +141,7 @@ class ValueNetwork:
     def _compiled_scores(self, sig: Signature, *, full: bool) -> SigScores:
         """The text kinds' scores with the label layer and expectations in one compiled call
         (`kernels.text_scores`, or `kernels.text_expected` without the per-word arrays) on
-        the weight sums signatures share (`_row_inputs`); the numpy code below
+        the weight sums signatures share (`_action_sums`, `_state_sums`); the numpy code below
         (`_compute_scores`) is the reference they are tested against."""
         from nlmcs.model.kernels import text_expected, text_scores
 
@@ -205,9 +205,8 @@ class ValueNetwork:
                 scores = self._part_scores(k, part, uw)
                 lang += scores[1]
                 pred += scores[2]
-            rel = np.zeros(len(uw.sentences))
-            if self.config.overlap_state:
-                rel = self.u[rows.overlap_state_slot] * rows.state_overlap(feats)
+            rel = (self.u[rows.overlap_state_slot] * rows.state_overlap(feats)
+                   if self.config.overlap_state else np.zeros(len(uw.sentences)))
             found = self._part_cache[key] = (rel, lang, pred)
         return found
 

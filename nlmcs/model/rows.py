@@ -358,26 +358,28 @@ class FeatureRows:
         sentence (bag of words, word x unit, word x action type, the overlap counts) and NULL
         last (two bias slots); `nonlinear` has a row per latent state."""
         slot, val, row = self.relevance_pieces(feats)
-        if isinstance(val, np.ndarray):
-            return slot, val, row
         return slot, np.concatenate(val), row
 
-    def relevance_pieces(self, feats: SigFeatures) -> tuple[np.ndarray, list | np.ndarray,
-                                                            np.ndarray]:
-        """`relevance_rows` with the values of the text kinds still in pieces (the shared
-        word values, then the signature's overlap counts), so a batch concatenates them once.
-        The slots and rows of the text kinds depend only on the candidate set and the action
-        type and are shared (read-only) by every signature that has them."""
+    def relevance_pieces(self, feats: SigFeatures) -> tuple[np.ndarray, list, np.ndarray]:
+        """`relevance_rows` with the values still in pieces (for the text kinds the shared
+        word values, then `own_relevance_values`), so a batch concatenates them once. The
+        slots and rows of the text kinds depend only on the candidate set and the action type
+        and are shared (read-only) by every signature that has them."""
         if self.config.kind == "nonlinear":
             k = feats.latent_phi.shape[0]
             sl = feats.latent_phi.ravel()
-            return sl, np.ones(len(sl)), np.repeat(np.arange(k), feats.latent_phi.shape[1])
-        slot, word_val, row, tail = self.relevance_template(feats)
-        val = [word_val, feats.parts[1].overlap]
+            return sl, [np.ones(len(sl))], np.repeat(np.arange(k), feats.latent_phi.shape[1])
+        slot, word_val, row, _ = self.relevance_template(feats)
+        return slot, [word_val, *self.own_relevance_values(feats)], row
+
+    def own_relevance_values(self, feats: SigFeatures) -> list[np.ndarray]:
+        """The values of a text signature's relevance entries after its words': the overlap
+        counts (and the state overlap) per candidate sentence, then NULL's two biases."""
+        val = [feats.parts[1].overlap]
         if self.config.overlap_state:
             val.append(self.state_overlap(feats))
-        val.append(tail)
-        return slot, val, row
+        val.append(self.relevance_template(feats)[3])
+        return val
 
     def relevance_template(self, feats: SigFeatures) -> tuple:
         """(slots, word values, rows, NULL values) of `relevance_pieces` for the signature's

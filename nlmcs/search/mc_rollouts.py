@@ -117,22 +117,17 @@ class RolloutCore:
         # Q of fresh expectations is asked per agent, and only of agents that do not explore
         # (the same draws, in the same order); sampled Q draws for every candidate and stale
         # Q depends on when it is asked, so those are asked for all agents first.
-        lazy = not sampled and not stale
         qs, dps = None, None
-        if not lazy:
+        if sampled or stale:
             qs, dps = self.evaluator.q_values(state, candidates, sampled=sampled, rng=rng,
                                               stale=stale)  # fmt: skip
         joint: dict[AgentId, Action] = {}
         for i, (agent, actions) in enumerate(candidates):
             p = bias.get(agent) if bias else None
-            if lazy:
-                k = None
-                if rng.random() >= eps:
-                    q = self.evaluator.agent_q(state, agent, actions)
-                    k = greedy(q if p is None else q + cfg.prior_weight * p, rng)
-            else:
-                q = qs[i] if p is None else qs[i] + cfg.prior_weight * p
-                k = epsilon_greedy(q, eps, rng)
+            k = None  # explore (the draw epsilon_greedy makes), else the best Q
+            if rng.random() >= eps:
+                q = qs[i] if qs is not None else self.evaluator.agent_q(state, agent, actions)
+                k = greedy(q if p is None else q + cfg.prior_weight * p, rng)
             if k is None and p is not None:
                 k = int(rng.choice(len(actions), p=p))
                 action = actions[k]
