@@ -2,11 +2,14 @@
 
 Replicas stay identical because every one applies the same updates in the same (roll-out index)
 order: a batch's results come back to the parent, which sends them to every worker together with
-the next batch. The parent does not learn during a step (it would be one process more than there
-are workers competing for the cores); when it needs its weights (the end of a step), the workers
-learn the last batch and the first sends its learned weights back, which, the replicas being
-identical, is what replaying the updates would have given. Each worker pins torch and BLAS to
-one thread; parallelism is over processes.
+the next batch. Within a batch the parent hands out roll-outs one at a time to whichever worker is
+free, so a worker that drew short roll-outs does not wait for one that drew long ones; which
+worker runs a roll-out does not change its result (its chance comes from its index alone and
+every replica holds the same weights). The parent does not learn during a step (it would be one
+process more than there are workers competing for the cores); when it needs its weights (the end
+of a step), the workers learn the last batch and the first sends its learned weights back, which,
+the replicas being identical, is what replaying the updates would have given. Each worker pins
+torch and BLAS to one thread; parallelism is over processes.
 
 Every worker process of the project (these, and the game pools of `nlmcs.experiments.pool`) is
 set up by `worker_setup`: Ctrl-C reaches the whole process group, but only the parent decides
@@ -23,6 +26,7 @@ import os
 import pickle
 import signal
 import sys
+from multiprocessing.connection import wait
 from typing import TYPE_CHECKING
 
 from nlmcs.search.mc_rollouts import RolloutResult
@@ -95,15 +99,24 @@ def _worker(conn, core_bytes: bytes, parent_pid: int) -> None:
     core.warm_up()
     conn.send("ready")
     step = None
-    own: list[RolloutResult] = []  # this worker's last batch, kept here to learn from
+    own: list[RolloutResult] = []  # the roll-outs of the last batch this worker ran
 
     def catch_up(others: list[bytes] | None) -> None:
         """Learn the last batch: this worker's own results and the others' (None: the parent
         did not apply that batch)."""
         nonlocal own
         if others is not None:
-            core.apply(own + [r for blob in others for r in pickle.loads(blob)])
+            core.apply(own + [pickle.loads(blob) for blob in others])
         own = []
+
+    def run(k: int) -> None:
+        root, player, t, seed = step
+        r = core.run(root, player, t, seed, k)
+        own.append(r)
+        # The parent reads the summary and passes the prepared datapoints on to the other
+        # workers as they are (pickled once, here), never unpickling them itself.
+        conn.send((RolloutResult(r.index, r.reward, r.first),
+                   pickle.dumps(r, protocol=pickle.HIGHEST_PROTOCOL)))
 
     while True:
         msg = conn.recv()
@@ -119,20 +132,19 @@ def _worker(conn, core_bytes: bytes, parent_pid: int) -> None:
             catch_up(others)
             if reply:
                 conn.send(core.evaluator.learned())
-        elif kind == "batch":
-            _, others, indices = msg
+        elif kind == "batch":  # a new batch: learn the last one, then its first roll-out
+            _, others, k = msg
             catch_up(others)
-            root, player, t, seed = step
-            own = [core.run(root, player, t, seed, k) for k in indices]
-            # The parent reads the summaries and passes the prepared datapoints on to the
-            # other workers as they are (pickled once, here), never unpickling them itself.
-            summaries = [RolloutResult(r.index, r.reward, r.first) for r in own]
-            conn.send((summaries, pickle.dumps(own, protocol=pickle.HIGHEST_PROTOCOL)))
+            if k is not None:
+                run(k)
+        elif kind == "run":
+            run(msg[1])
     conn.close()
 
 
 class ProcessExecutor:
-    """Roll-outs of each batch split over `workers` processes (indices i, i+W, ...)."""
+    """Roll-outs of each batch run by `workers` processes, each handed the next roll-out of the
+    batch when it is free."""
 
     def __init__(self, core: RolloutCore, workers: int):
         self.core = core
@@ -150,16 +162,16 @@ class ProcessExecutor:
         for c in self.conns:  # start-up is not part of any step's time
             if c.recv() != "ready":
                 raise RuntimeError("roll-out worker failed to start")
-        self.last: list[bytes] = []  # each worker's pickled results of the last batch
-        self.pending: list[bytes] | None = None  # the same once applied, not yet passed on
+        self.last: dict[int, tuple[int, bytes]] = {}  # index -> (worker, pickled result)
+        self.pending: dict[int, tuple[int, bytes]] | None = None  # the same once applied
         self.behind = False  # whether this process's replica misses updates
 
     def _others(self, i: int) -> list[bytes] | None:
-        """What worker i has to learn before its next task: the other workers' results of
-        the applied batch (it keeps its own)."""
+        """What worker i has to learn before its next task: the results of the applied batch
+        that other workers ran (it keeps its own)."""
         if self.pending is None:
             return None
-        return [blob for j, blob in enumerate(self.pending) if j != i]
+        return [blob for _, (j, blob) in sorted(self.pending.items()) if j != i]
 
     def _send(self, make_msg) -> None:
         for i, c in enumerate(self.conns):
@@ -174,11 +186,22 @@ class ProcessExecutor:
         self._send(lambda i, others: ("step", blob, others))
 
     def run_batch(self, indices: list[int]) -> list[RolloutResult]:
-        n = len(self.conns)
-        self._send(lambda i, others: ("batch", others, indices[i::n]))
-        replies = [c.recv() for c in self.conns]
-        self.last = [blob for _, blob in replies]
-        results = [r for summaries, _ in replies for r in summaries]
+        todo = iter(indices)
+        first = [next(todo, None) for _ in self.conns]
+        self._send(lambda i, others: ("batch", others, first[i]))
+        # connection -> worker, for those running a roll-out
+        busy = {c: i for i, c in enumerate(self.conns) if first[i] is not None}
+        self.last, results = {}, []
+        while busy:
+            for c in wait(list(busy)):
+                summary, blob = c.recv()
+                results.append(summary)
+                self.last[summary.index] = (busy[c], blob)
+                k = next(todo, None)
+                if k is None:
+                    del busy[c]
+                else:
+                    c.send(("run", k))
         return sorted(results, key=lambda r: r.index)
 
     def apply(self, results: list[RolloutResult]) -> None:
