@@ -147,12 +147,21 @@ class RolloutCore:
     def apply(self, results: list[RolloutResult]) -> None:
         """Learn from one batch in roll-out order; every replica calls this with the same
         batches in the same order, so they stay identical."""
+        self.learn(results)
+        if results:
+            self.end_batch()
+
+    def learn(self, results: list[RolloutResult]) -> None:
+        """Learn from roll-outs of a batch in roll-out order (a batch may come in pieces, each
+        piece after the ones before it)."""
         for r in sorted(results, key=lambda r: r.index):
             self.evaluator.learn(r.prepared, r.reward)
-        if results:
-            self.batches_applied += 1
-            if self.batches_applied % max(self.config.late_refresh, 1) == 0:
-                self.evaluator.refresh()
+
+    def end_batch(self) -> None:
+        """A batch is learned: count it (stale Q is refreshed every `late_refresh` batches)."""
+        self.batches_applied += 1
+        if self.batches_applied % max(self.config.late_refresh, 1) == 0:
+            self.evaluator.refresh()
 
     def reset(self) -> None:
         self.evaluator.reset()

@@ -99,20 +99,28 @@ def _worker(conn, core_bytes: bytes, parent_pid: int) -> None:
     core.warm_up()
     conn.send("ready")
     step = None
-    own: list[RolloutResult] = []  # the roll-outs of the last batch this worker ran
+    held: list[RolloutResult] = []  # this worker's roll-outs of the batch, not learned yet
+    learned = 0  # roll-outs of the batch learned already (a prefix)
+
+    def learn(results: list[RolloutResult]) -> None:
+        nonlocal learned
+        core.learn(results)
+        learned += len(results)
 
     def catch_up(others: list[bytes] | None) -> None:
-        """Learn the last batch: this worker's own results and the others' (None: the parent
-        did not apply that batch)."""
-        nonlocal own
+        """Learn the rest of the last batch: this worker's own results and the others' (None:
+        the parent did not apply that batch, which it does not do once a prefix is learned)."""
+        nonlocal held, learned
         if others is not None:
-            core.apply(own + [pickle.loads(blob) for blob in others])
-        own = []
+            learn(held + [pickle.loads(blob) for blob in others])
+            if learned:
+                core.end_batch()
+        held, learned = [], 0
 
     def run(k: int) -> None:
         root, player, t, seed = step
         r = core.run(root, player, t, seed, k)
-        own.append(r)
+        held.append(r)
         # The parent reads the summary and passes the prepared datapoints on to the other
         # workers as they are (pickled once, here), never unpickling them itself.
         conn.send((RolloutResult(r.index, r.reward, r.first),
@@ -139,12 +147,19 @@ def _worker(conn, core_bytes: bytes, parent_pid: int) -> None:
                 run(k)
         elif kind == "run":
             run(msg[1])
+        elif kind == "prefix":  # out of work while others finish the batch: learn what is done
+            _, upto, others = msg
+            mine = [r for r in held if r.index < upto]
+            held = [r for r in held if r.index >= upto]
+            learn(mine + [pickle.loads(blob) for blob in others])
     conn.close()
 
 
 class ProcessExecutor:
     """Roll-outs of each batch run by `workers` processes, each handed the next roll-out of the
-    batch when it is free."""
+    batch when it is free. A worker with no roll-out left in the batch learns the batch's
+    finished prefix (in roll-out order) while the others finish theirs, so every batch that
+    `run_batch` runs must then be `apply`-ed, as the search does."""
 
     def __init__(self, core: RolloutCore, workers: int):
         self.core = core
@@ -163,19 +178,25 @@ class ProcessExecutor:
             if c.recv() != "ready":
                 raise RuntimeError("roll-out worker failed to start")
         self.last: dict[int, tuple[int, bytes]] = {}  # index -> (worker, pickled result)
-        self.pending: dict[int, tuple[int, bytes]] | None = None  # the same once applied
+        self.sent: dict[int, int] = {}  # worker -> roll-outs of the batch it has learned
+        self.pending: tuple | None = None  # (last, sent) of the applied batch
         self.behind = False  # whether this process's replica misses updates
 
     def _others(self, i: int) -> list[bytes] | None:
         """What worker i has to learn before its next task: the results of the applied batch
-        that other workers ran (it keeps its own)."""
+        that other workers ran (it keeps its own), after the prefix it has learned."""
         if self.pending is None:
             return None
-        return [blob for _, (j, blob) in sorted(self.pending.items()) if j != i]
+        last, sent = self.pending
+        done = sorted(last.items())[sent.get(i, 0):]
+        return [blob for _, (j, blob) in done if j != i]
 
     def _send(self, make_msg) -> None:
-        for i, c in enumerate(self.conns):
-            c.send(make_msg(i, self._others(i)))
+        # A worker still learning a prefix reads its message last: a large message to it
+        # must not keep the parent from the others.
+        prefixed = set(self.pending[1]) if self.pending is not None else set()
+        for i in sorted(range(len(self.conns)), key=lambda i: i in prefixed):
+            self.conns[i].send(make_msg(i, self._others(i)))
         self.pending = None
 
     def begin_step(self, root, player: int, step: int, seed: int) -> None:
@@ -186,27 +207,44 @@ class ProcessExecutor:
         self._send(lambda i, others: ("step", blob, others))
 
     def run_batch(self, indices: list[int]) -> list[RolloutResult]:
+        indices = sorted(indices)
         todo = iter(indices)
         first = [next(todo, None) for _ in self.conns]
         self._send(lambda i, others: ("batch", others, first[i]))
         # connection -> worker, for those running a roll-out
         busy = {c: i for i, c in enumerate(self.conns) if first[i] is not None}
-        self.last, results = {}, []
+        self.last, self.sent, results = {}, {}, []
         while busy:
             for c in wait(list(busy)):
                 summary, blob = c.recv()
                 results.append(summary)
-                self.last[summary.index] = (busy[c], blob)
+                i = busy[c]
+                self.last[summary.index] = (i, blob)
                 k = next(todo, None)
-                if k is None:
-                    del busy[c]
-                else:
+                if k is not None:
                     c.send(("run", k))
+                    continue
+                del busy[c]
+                if busy:
+                    self._send_prefix(i, indices)
         return sorted(results, key=lambda r: r.index)
+
+    def _send_prefix(self, i: int, indices: list[int]) -> None:
+        """Worker i has nothing left to run in this batch: send it the finished roll-outs of
+        the batch up to the first one still running (others' results; it keeps its own)."""
+        upto = 0
+        while upto < len(indices) and indices[upto] in self.last:
+            upto += 1
+        start = self.sent.get(i, 0)
+        if upto <= start:
+            return
+        blobs = [self.last[k][1] for k in indices[start:upto] if self.last[k][0] != i]
+        self.conns[i].send(("prefix", indices[upto], blobs))  # some roll-out is still running
+        self.sent[i] = upto
 
     def apply(self, results: list[RolloutResult]) -> None:
         """Learn the batch `run_batch` returned last (the workers do, before their next task)."""
-        self.pending = self.last
+        self.pending = (self.last, self.sent)
         self.behind = True
 
     def flush(self) -> None:
