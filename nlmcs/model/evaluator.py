@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from nlmcs.games.base import Action, AgentId, State
+from nlmcs.model import shared_scores
 from nlmcs.model.associations import word_associations
 from nlmcs.model.features import LABELS, Signature, signature
 from nlmcs.model.learner import Batch, learn, prepare
@@ -47,6 +48,16 @@ class NetworkEvaluator:
             from nlmcs.model.kernels import warm_up
 
             warm_up(expected=self.net.config.hidden_update == "expected")
+
+    @staticmethod
+    def shared_memory(ctx, workers: int):
+        """Memory for the E[Q] that roll-out workers share (`nlmcs.model.shared_scores`), or
+        None where they cannot share."""
+        return shared_scores.allocate(ctx, workers) if shared_scores.available() else None
+
+    def share_scores(self, memory, worker: int, workers: int) -> None:
+        """Look up and publish E[Q] in the table of `shared_memory`, as worker `worker`."""
+        self.net.shared = shared_scores.SharedScores(memory, worker, workers)
 
     def reset(self) -> None:
         self.net.reset()

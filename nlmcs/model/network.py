@@ -22,6 +22,7 @@ import numpy as np
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ROOT, ManualIndex, Signature
 from nlmcs.model.rows import FeatureRows, Part, SigFeatures, UnitWords, row_sums
+from nlmcs.model.shared_scores import SharedScores, signature_key
 
 
 @dataclass
@@ -65,6 +66,10 @@ class ValueNetwork:
         self._scores: dict[Signature, SigScores] = {}
         self._part_cache: dict = {}  # weight-dependent scores of parts, units, label layers
         self._stale: dict[Signature, float] = {}  # E[Q] kept across weight changes
+        self.shared: SharedScores | None = None  # E[Q] shared with the other roll-out workers
+        self.snapshot = 0  # weight changes so far: the same count in every replica
+        self._from_shared: dict[Signature, float] = {}  # E[Q] another worker computed
+        self._keys: dict[Signature, int] = {}
 
     # --- weights ------------------------------------------------------------------------------
     def reset(self) -> None:
@@ -108,6 +113,8 @@ class ValueNetwork:
     def weights_changed(self) -> None:
         self._scores.clear()
         self._part_cache.clear()
+        self._from_shared.clear()
+        self.snapshot += 1
 
     @property
     def text(self) -> bool:
@@ -371,6 +378,8 @@ class ValueNetwork:
         `refresh_stale` is reused even if the weights changed since (a cheap ranking)."""
         get, value = self._scores.get, self._value
         if not stale:
+            if self.shared is not None:
+                return np.array([self._shared_expected(s) for s in sigs])
             return np.array([(get(s) or value(s)).expected for s in sigs])
         out = np.empty(len(sigs))
         cache = self._stale
@@ -380,6 +389,28 @@ class ValueNetwork:
                 v = cache[s] = (get(s) or value(s)).expected
             out[i] = v
         return out
+
+    def _shared_expected(self, sig: Signature) -> float:
+        """E[Q] from this process's scores, else another worker's (`shared_scores`), else
+        computed here and published."""
+        found = self._scores.get(sig)
+        if found is not None:
+            return found.expected
+        value = self._from_shared.get(sig)
+        if value is not None:
+            return value
+        key = self._keys.get(sig)
+        if key is None:
+            if len(self._keys) > 100_000:  # bound memory over long games
+                self._keys.clear()
+            key = self._keys[sig] = signature_key(sig)
+        value = self.shared.get(key, self.snapshot)
+        if value is None:
+            value = self._value(sig).expected
+            self.shared.put(key, self.snapshot, value)
+        else:
+            self._from_shared[sig] = value
+        return value
 
     def refresh_stale(self) -> None:
         self._stale.clear()

@@ -93,9 +93,12 @@ def worker_setup(parent_pid: int) -> None:
     die_with_parent(parent_pid)
 
 
-def _worker(conn, core_bytes: bytes, parent_pid: int) -> None:
+def _worker(conn, core_bytes: bytes, parent_pid: int, shared, worker: int, workers: int
+            ) -> None:
     worker_setup(parent_pid)
     core = pickle.loads(core_bytes)
+    if shared is not None:
+        core.evaluator.share_scores(shared, worker, workers)
     core.warm_up()
     conn.send("ready")
     step = None
@@ -167,9 +170,14 @@ class ProcessExecutor:
         pin_threads()
         ctx = mp.get_context("spawn")
         blob = pickle.dumps(core)
-        for _ in range(workers):
+        # Scores the workers share (made before they start, which inherit it), if the
+        # evaluator has any: a worker reuses the ones another computed under the same weights.
+        make_shared = getattr(core.evaluator, "shared_memory", None)
+        shared = make_shared(ctx, workers) if make_shared is not None else None
+        for i in range(workers):
             parent, child = ctx.Pipe()
-            proc = ctx.Process(target=_worker, args=(child, blob, os.getpid()), daemon=True)
+            proc = ctx.Process(target=_worker, daemon=True,
+                               args=(child, blob, os.getpid(), shared, i, workers))
             proc.start()
             child.close()
             self.conns.append(parent)

@@ -1,0 +1,73 @@
+"""E[Q] of signatures shared by the replicas of one search (the roll-out worker processes).
+
+After every weight change each replica rescores the candidates its roll-outs meet, and the
+roll-outs of one batch meet many of the same ones in every worker. Every replica holds the same
+weights when it scores (between batches), so a value one worker computed is the value another
+would compute, to the last bit: a worker publishes each E[Q] it computes, tagged with its
+signature's key and the weight snapshot, and looks up the others' before computing its own.
+
+Each worker writes only its own region of the table (one writer per slot, no locks); a slot
+holds (version, key, snapshot) and the value, the version odd while the slot is written, and a
+reader takes a value only if the version was even and unchanged around its reads of the key,
+the snapshot and the value (a sequence lock). That relies on stores becoming visible in program
+order, which x86-64 guarantees; elsewhere (`available`) the workers do not share.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+
+import numpy as np
+
+CAPACITY = 1 << 15  # slots per worker, direct-mapped by key: a collision is only a miss
+
+
+def available() -> bool:
+    return platform.machine().lower() in ("x86_64", "amd64")
+
+
+def allocate(ctx, workers: int, capacity: int = CAPACITY) -> tuple:
+    """The table's shared memory, made before the workers start (they inherit it)."""
+    return ctx.RawArray("q", workers * capacity * 3), ctx.RawArray("d", workers * capacity)
+
+
+def signature_key(sig) -> int:
+    """A key of a signature that is the same in every process (Python's str hash is not)."""
+    digest = hashlib.blake2b(repr(sig).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+class SharedScores:
+    """One worker's view of the table: it writes its region and reads the others'."""
+
+    def __init__(self, memory: tuple, worker: int, workers: int):
+        meta, values = memory
+        capacity = len(values) // workers
+        self.meta = np.frombuffer(meta, np.int64).reshape(workers, capacity, 3)
+        self.values = np.frombuffer(values, np.float64).reshape(workers, capacity)
+        self.worker = worker
+        self.others = [w for w in range(workers) if w != worker]
+        self.mask = capacity - 1
+
+    def get(self, key: int, snapshot: int) -> float | None:
+        """The value another worker published for (key, snapshot), else None."""
+        slot = key & self.mask
+        meta, values = self.meta, self.values
+        for w in self.others:
+            version = meta[w, slot, 0]
+            if version & 1 or meta[w, slot, 1] != key or meta[w, slot, 2] != snapshot:
+                continue
+            value = float(values[w, slot])
+            if meta[w, slot, 0] == version:
+                return value
+        return None
+
+    def put(self, key: int, snapshot: int, value: float) -> None:
+        slot = key & self.mask
+        meta = self.meta[self.worker]
+        meta[slot, 0] += 1  # odd: being written
+        meta[slot, 1] = key
+        meta[slot, 2] = snapshot
+        self.values[self.worker, slot] = value
+        meta[slot, 0] += 1

@@ -1,0 +1,73 @@
+"""The E[Q] table roll-out workers share (`nlmcs.model.shared_scores`)."""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+
+import numpy as np
+import pytest
+from toy_game import make_manual
+
+from nlmcs.model import shared_scores
+from nlmcs.model.config import ModelConfig
+from nlmcs.model.evaluator import NetworkEvaluator
+from nlmcs.model.features import ManualIndex, Signature
+from nlmcs.model.network import ValueNetwork
+from nlmcs.model.shared_scores import SharedScores, signature_key
+
+SIGS = [
+    Signature(("settlers",), ("irrigate",), "irrigate", ("grassland",)),
+    Signature(("settlers",), ("mine",), "mine", ("hills", "river")),
+    Signature(("warriors",), ("wait",), "wait", ("grassland",)),
+]
+CTX = mp.get_context("spawn")
+
+
+def test_a_value_is_read_by_the_other_workers_only_for_its_key_and_snapshot():
+    memory = shared_scores.allocate(CTX, 3, capacity=64)
+    a, b, c = (SharedScores(memory, w, 3) for w in range(3))
+    key = signature_key(SIGS[0])
+    a.put(key, 7, 0.25)
+    assert b.get(key, 7) == 0.25 and c.get(key, 7) == 0.25
+    assert a.get(key, 7) is None  # a worker has its own values already
+    assert b.get(key, 8) is None  # another weight snapshot
+    assert b.get(key + 64, 7) is None  # the same slot, another key
+    a.put(key + 64, 7, 0.5)  # a collision replaces the slot's value
+    assert b.get(key, 7) is None and b.get(key + 64, 7) == 0.5
+    a.meta[0, key & 63, 0] += 1  # a write in progress (odd version) is not read
+    assert b.get(key + 64, 7) is None
+
+
+def test_signature_keys_do_not_depend_on_the_process():
+    # Python's str hash changes with every process; the keys must not.
+    assert signature_key(SIGS[0]) == signature_key(Signature(*SIGS[0]))
+    assert len({signature_key(s) for s in SIGS}) == len(SIGS)
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(1) as pool:
+        assert pool.map(signature_key, SIGS) == [signature_key(s) for s in SIGS]
+
+
+@pytest.mark.skipif(not shared_scores.available(), reason="workers share scores on x86-64 only")
+@pytest.mark.parametrize("kind", ["text", "relevance-only", "nonlinear", "linear"])
+def test_a_worker_reads_what_another_computed_under_the_same_weights(kind):
+    index = ManualIndex.build(make_manual(), min_count=1)
+    nets = [ValueNetwork(ModelConfig(min_count=1, kind=kind), index if kind != "linear" else None)
+            for _ in range(3)]
+    rng = np.random.default_rng(0)
+    for table in ("u", "v", "w"):
+        values = rng.normal(0, 0.5, size=getattr(nets[0], table).shape)
+        for net in nets:
+            getattr(net, table)[:] = values
+            net.weights_changed()
+    first, second, alone = nets
+    memory = NetworkEvaluator.shared_memory(CTX, 2)
+    NetworkEvaluator(first).share_scores(memory, 0, 2)
+    NetworkEvaluator(second).share_scores(memory, 1, 2)
+    q_first = first.expected_q(SIGS)
+    q_second = second.expected_q(SIGS)
+    assert len(second._from_shared) == len(SIGS) and not second._scores  # none computed
+    assert q_second.tolist() == q_first.tolist() == alone.expected_q(SIGS).tolist()
+    second.w[:] += 0.1  # new weights: the other worker's values are of older ones
+    second.weights_changed()
+    assert second.expected_q(SIGS).tolist() != q_first.tolist()
+    assert len(second._scores) == len(SIGS)
