@@ -21,7 +21,7 @@ import numpy as np
 
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ROOT, ManualIndex, Signature
-from nlmcs.model.rows import FeatureRows, Part, SigFeatures, UnitWords, row_sums
+from nlmcs.model.rows import FeatureRows, Part, SigFeatures, UnitWords, overlap_sum, row_sums
 from nlmcs.model.shared_scores import SharedScores, signature_key
 
 
@@ -182,17 +182,25 @@ class ValueNetwork:
     def _action_sums(self, feats: SigFeatures):
         """The compiled kernels' inputs that depend on the candidate's action (unit, action
         type, action): relevance logits (C,) without the state overlap, language score (C,)
-        and predicate score per word (Wc, 2) of the action type and action parts."""
+        and predicate score per word (Wc, 2) of the action type and action parts. A ranked
+        set takes its rows and words of the agent's whole set's sums (`_ranked_cut`)."""
         key = ("action sums", feats.keys[0], feats.keys[1])
         found = self._part_cache.get(key)
         if found is None:
             uw = feats.unit
-            a = self._part_scores(feats.keys[0], feats.parts[0], uw)
-            b = self._part_scores(feats.keys[1], feats.parts[1], uw)
-            rel = self._unit_scores(uw.key, uw)[0] + a[0]
-            rel += self.u[self.rows.overlap_slot] * feats.parts[1].overlap
-            found = self._part_cache[key] = (rel, a[1] + b[1], a[2] + b[2])
+            if uw.full is not None:
+                found = self._ranked_cut(feats, self._action_sums_of, 0, 2)
+            else:
+                found = self._action_sums_of(feats.keys[:2], feats.parts[:2], uw)
+            self._part_cache[key] = found
         return found
+
+    def _action_sums_of(self, keys: list, parts: list, uw: UnitWords):
+        a = self._part_scores(keys[0], parts[0], uw)
+        b = self._part_scores(keys[1], parts[1], uw)
+        rel = self._unit_scores(uw.key, uw)[0] + a[0]
+        rel += self.u[self.rows.overlap_slot] * parts[1].overlap
+        return rel, a[1] + b[1], a[2] + b[2]
 
     def _state_sums(self, feats: SigFeatures):
         """The same for the agent's state labels (unit, state labels), which every candidate
@@ -205,17 +213,39 @@ class ValueNetwork:
                                                 *(k[2] for k in feats.keys[2:]))
         found = self._part_cache.get(key)
         if found is None:
-            rows = self.rows
-            lang = np.zeros(len(uw.sentences))
-            pred = np.zeros((len(uw.words), 2))
-            for k, part in zip(feats.keys[2:], feats.parts[2:], strict=True):
-                scores = self._part_scores(k, part, uw)
-                lang += scores[1]
-                pred += scores[2]
-            rel = (self.u[rows.overlap_state_slot] * rows.state_overlap(feats)
-                   if self.config.overlap_state else np.zeros(len(uw.sentences)))
-            found = self._part_cache[key] = (rel, lang, pred)
+            if uw.full is not None:
+                found = self._ranked_cut(feats, self._state_sums_of, 2, len(feats.keys))
+            else:
+                found = self._state_sums_of(feats.keys[2:], feats.parts[2:], uw)
+            self._part_cache[key] = found
         return found
+
+    def _state_sums_of(self, keys: list, parts: list, uw: UnitWords):
+        n = len(uw.sentences)
+        lang = np.zeros(n)
+        pred = np.zeros((len(uw.words), 2))
+        for k, part in zip(keys, parts, strict=True):
+            scores = self._part_scores(k, part, uw)
+            lang += scores[1]
+            pred += scores[2]
+        rel = (self.u[self.rows.overlap_state_slot] * overlap_sum(parts, n)
+               if self.config.overlap_state else np.zeros(n))
+        return rel, lang, pred
+
+    def _ranked_cut(self, feats: SigFeatures, sums_of, lo: int, hi: int):
+        """A ranked set's sums (`sums_of` over its parts lo..hi) as the rows and words it
+        keeps of the agent's whole set's sums, which all ranked sets of that agent and those
+        labels share (kept per weight snapshot): the same values, each the same sum of the
+        same numbers, as summing the set's own cut-out parts."""
+        uw, whole, rows = feats.unit, feats.unit.full, self.rows
+        keys = [(k[0], whole.key, k[2]) for k in feats.keys[lo:hi]]
+        key = ("whole sums", lo, *keys)
+        found = self._part_cache.get(key)
+        if found is None:
+            parts = [rows.part(k[0], k[2], whole) for k in keys]
+            found = self._part_cache[key] = sums_of(keys, parts, whole)
+        rel, lang, pred = found
+        return rel[uw.picked_rows], lang[uw.picked_rows], pred[uw.pick]
 
     def _static(self, uw: UnitWords) -> tuple[np.ndarray, np.ndarray]:
         """The words' static label logits (Wc, 3) and their factors (`kernels.static_factors`)

@@ -34,6 +34,14 @@ from nlmcs.model.features import (
 )
 
 
+def overlap_sum(parts: list, n: int) -> np.ndarray:
+    """(n,) the overlap counts of state-label parts added up, per candidate sentence."""
+    found = np.zeros(n)
+    for part in parts:
+        found += part.overlap
+    return found
+
+
 def row_sums(rows: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
     """Per-row sums of word values (n,), always float: for an agent with no candidate words
     numpy's weighted bincount returns int64, which in-place float updates refuse."""
@@ -408,10 +416,8 @@ class FeatureRows:
         with the signature's features)."""
         found = feats.derived.get("state overlap")
         if found is None:
-            found = np.zeros(len(feats.unit.sentences))
-            for part in feats.parts[2:]:
-                found += part.overlap
-            feats.derived["state overlap"] = found
+            found = feats.derived["state overlap"] = overlap_sum(feats.parts[2:],
+                                                                 len(feats.unit.sentences))
         return found
 
     @staticmethod
