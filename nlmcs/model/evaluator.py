@@ -49,11 +49,13 @@ class NetworkEvaluator:
 
             warm_up(expected=self.net.config.hidden_update == "expected")
 
-    @staticmethod
-    def shared_memory(ctx, workers: int):
+    def shared_memory(self, ctx, workers: int):
         """Memory for the E[Q] that roll-out workers share (`nlmcs.model.shared_scores`), or
-        None where they cannot share."""
-        return shared_scores.allocate(ctx, workers) if shared_scores.available() else None
+        None: where they cannot share, and for the kinds without text, whose E[Q] costs
+        less to compute than to look up."""
+        if not (self.net.text and shared_scores.available()):
+            return None
+        return shared_scores.allocate(ctx, workers)
 
     def share_scores(self, memory, worker: int, workers: int) -> None:
         """Look up and publish E[Q] in the table of `shared_memory`, as worker `worker`."""

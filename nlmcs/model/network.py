@@ -408,9 +408,11 @@ class ValueNetwork:
         `refresh_stale` is reused even if the weights changed since (a cheap ranking)."""
         get, value = self._scores.get, self._value
         if not stale:
-            if self.shared is not None:
-                return np.array([self._shared_expected(s) for s in sigs])
-            return np.array([(get(s) or value(s)).expected for s in sigs])
+            if self.shared is None:
+                return np.array([(get(s) or value(s)).expected for s in sigs])
+            found = [get(s) for s in sigs]
+            return np.array([self._shared_expected(s) if f is None else f.expected
+                             for s, f in zip(sigs, found, strict=True)])
         out = np.empty(len(sigs))
         cache = self._stale
         for i, s in enumerate(sigs):
@@ -421,11 +423,8 @@ class ValueNetwork:
         return out
 
     def _shared_expected(self, sig: Signature) -> float:
-        """E[Q] from this process's scores, else another worker's (`shared_scores`), else
-        computed here and published."""
-        found = self._scores.get(sig)
-        if found is not None:
-            return found.expected
+        """E[Q] of a signature this process has no scores of: another worker's
+        (`shared_scores`), else computed here and published."""
         value = self._from_shared.get(sig)
         if value is not None:
             return value

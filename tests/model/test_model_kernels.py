@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from toy_game import ToyGame, make_manual
+from toy_game import ToyGame, make_manual, same_random_weights
 
 from nlmcs.games.base import step
 from nlmcs.model.config import ModelConfig
@@ -41,12 +41,7 @@ def _pair(index, **kw):
     for backend in ("numpy", "numba"):
         cfg = ModelConfig(min_count=1, backend=backend, **kw)
         nets.append(ValueNetwork(cfg, index if cfg.kind != "linear" else None))
-    rng = np.random.default_rng(0)
-    for table in ("u", "v", "w"):
-        values = rng.normal(0, 0.5, size=getattr(nets[0], table).shape)
-        for net in nets:
-            getattr(net, table)[:] = values
-            net.weights_changed()
+    same_random_weights(nets)
     return nets
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import multiprocessing as mp
 
-import numpy as np
 import pytest
-from toy_game import make_manual
+from toy_game import make_manual, same_random_weights
 
 from nlmcs.model import shared_scores
 from nlmcs.model.config import ModelConfig
@@ -53,21 +52,27 @@ def test_a_worker_reads_what_another_computed_under_the_same_weights(kind):
     index = ManualIndex.build(make_manual(), min_count=1)
     nets = [ValueNetwork(ModelConfig(min_count=1, kind=kind), index if kind != "linear" else None)
             for _ in range(3)]
-    rng = np.random.default_rng(0)
-    for table in ("u", "v", "w"):
-        values = rng.normal(0, 0.5, size=getattr(nets[0], table).shape)
-        for net in nets:
-            getattr(net, table)[:] = values
-            net.weights_changed()
+    same_random_weights(nets)
     first, second, alone = nets
-    memory = NetworkEvaluator.shared_memory(CTX, 2)
+    memory = shared_scores.allocate(CTX, 2)
     NetworkEvaluator(first).share_scores(memory, 0, 2)
     NetworkEvaluator(second).share_scores(memory, 1, 2)
     q_first = first.expected_q(SIGS)
     q_second = second.expected_q(SIGS)
     assert len(second._from_shared) == len(SIGS) and not second._scores  # none computed
+    second.expected_q(SIGS)  # asked again: from the values it took
+    assert len(second._from_shared) == len(SIGS) and not second._scores
     assert q_second.tolist() == q_first.tolist() == alone.expected_q(SIGS).tolist()
     second.w[:] += 0.1  # new weights: the other worker's values are of older ones
     second.weights_changed()
     assert second.expected_q(SIGS).tolist() != q_first.tolist()
     assert len(second._scores) == len(SIGS)
+
+
+def test_only_the_text_kinds_share():
+    index = ManualIndex.build(make_manual(), min_count=1)
+    for kind in ("text", "relevance-only", "nonlinear", "linear"):
+        net = ValueNetwork(ModelConfig(min_count=1, kind=kind), index if kind != "linear" else None)
+        memory = NetworkEvaluator(net).shared_memory(CTX, 2)
+        assert (memory is not None) == (kind in ("text", "relevance-only")
+                                         and shared_scores.available())

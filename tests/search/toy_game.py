@@ -202,3 +202,13 @@ def make_manual(texts=TOY_SENTENCES, name: str = "toy") -> StoredManual:
         sentences=pd.DataFrame(sent_rows),
         tokens=pd.DataFrame(tok_rows),
     )
+
+
+def same_random_weights(nets: list, seed: int = 0) -> None:
+    """Give value networks the same random weights (u, v, w drawn once for all)."""
+    rng = np.random.default_rng(seed)
+    for table in ("u", "v", "w"):
+        values = rng.normal(0, 0.5, size=getattr(nets[0], table).shape)
+        for net in nets:
+            getattr(net, table)[:] = values
+            net.weights_changed()
