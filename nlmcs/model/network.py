@@ -69,7 +69,7 @@ class ValueNetwork:
         self.shared: SharedScores | None = None  # E[Q] shared with the other roll-out workers
         self.snapshot = 0  # weight changes so far: the same count in every replica
         self._from_shared: dict[Signature, float] = {}  # E[Q] another worker computed
-        self._keys: dict[Signature, int] = {}
+        self._keys: dict[Signature, tuple[int, int]] = {}
 
     # --- weights ------------------------------------------------------------------------------
     def reset(self) -> None:

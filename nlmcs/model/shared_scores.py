@@ -1,16 +1,18 @@
 """E[Q] of signatures shared by the replicas of one search (the roll-out worker processes).
 
 After every weight change each replica rescores the candidates its roll-outs meet, and the
-roll-outs of one batch meet many of the same ones in every worker. Every replica holds the same
-weights when it scores (between batches), so a value one worker computed is the value another
-would compute, to the last bit: a worker publishes each E[Q] it computes, tagged with its
-signature's key and the weight snapshot, and looks up the others' before computing its own.
+roll-outs of one batch meet many of the same ones in every worker. The replicas go through the
+same weights in the same order (they learn the same roll-outs in the same order, at different
+times), so a worker tags each E[Q] it computes with its signature's key and the weight snapshot
+(the count of weight changes so far): another worker that finds the same key under the same
+snapshot holds the same weights and would compute the same value, to the last bit. A worker
+publishes each E[Q] it computes and looks up the others' before computing its own.
 
-Each worker writes only its own region of the table (one writer per slot, no locks); a slot
-holds (version, key, snapshot) and the value, the version odd while the slot is written, and a
-reader takes a value only if the version was even and unchanged around its reads of the key,
-the snapshot and the value (a sequence lock). That relies on stores becoming visible in program
-order, which x86-64 guarantees; elsewhere (`available`) the workers do not share.
+Each worker writes only its own region of the table (one writer per slot, no locks); a slot holds
+(version, key's two words, snapshot) and the value, the version odd while the slot is written, and
+a reader takes a value only if the version was even and unchanged around its reads of the key, the
+snapshot and the value (a sequence lock). That relies on stores becoming visible in program order,
+which x86-64 guarantees; elsewhere (`available`) the workers do not share.
 """
 
 from __future__ import annotations
@@ -29,13 +31,15 @@ def available() -> bool:
 
 def allocate(ctx, workers: int, capacity: int = CAPACITY) -> tuple:
     """The table's shared memory, made before the workers start (they inherit it)."""
-    return ctx.RawArray("q", workers * capacity * 3), ctx.RawArray("d", workers * capacity)
+    return ctx.RawArray("q", workers * capacity * 4), ctx.RawArray("d", workers * capacity)
 
 
-def signature_key(sig) -> int:
-    """A key of a signature that is the same in every process (Python's str hash is not)."""
-    digest = hashlib.blake2b(repr(sig).encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little", signed=True)
+def signature_key(sig) -> tuple[int, int]:
+    """A 128-bit key of a signature, the same in every process (Python's str hash is not): two
+    signatures that shared one would share a value."""
+    digest = hashlib.blake2b(repr(sig).encode(), digest_size=16).digest()
+    return (int.from_bytes(digest[:8], "little", signed=True),
+            int.from_bytes(digest[8:], "little", signed=True))
 
 
 class SharedScores:
@@ -44,30 +48,34 @@ class SharedScores:
     def __init__(self, memory: tuple, worker: int, workers: int):
         meta, values = memory
         capacity = len(values) // workers
-        self.meta = np.frombuffer(meta, np.int64).reshape(workers, capacity, 3)
+        self.meta = np.frombuffer(meta, np.int64).reshape(workers, capacity, 4)
         self.values = np.frombuffer(values, np.float64).reshape(workers, capacity)
         self.worker = worker
         self.others = [w for w in range(workers) if w != worker]
         self.mask = capacity - 1
 
-    def get(self, key: int, snapshot: int) -> float | None:
+    def get(self, key: tuple[int, int], snapshot: int) -> float | None:
         """The value another worker published for (key, snapshot), else None."""
-        slot = key & self.mask
+        low, high = key
+        slot = low & self.mask
         meta, values = self.meta, self.values
         for w in self.others:
             version = meta[w, slot, 0]
-            if version & 1 or meta[w, slot, 1] != key or meta[w, slot, 2] != snapshot:
+            if (version & 1 or meta[w, slot, 1] != low or meta[w, slot, 2] != high
+                    or meta[w, slot, 3] != snapshot):
                 continue
             value = float(values[w, slot])
             if meta[w, slot, 0] == version:
                 return value
         return None
 
-    def put(self, key: int, snapshot: int, value: float) -> None:
-        slot = key & self.mask
+    def put(self, key: tuple[int, int], snapshot: int, value: float) -> None:
+        low, high = key
+        slot = low & self.mask
         meta = self.meta[self.worker]
         meta[slot, 0] += 1  # odd: being written
-        meta[slot, 1] = key
-        meta[slot, 2] = snapshot
+        meta[slot, 1] = low
+        meta[slot, 2] = high
+        meta[slot, 3] = snapshot
         self.values[self.worker, slot] = value
         meta[slot, 0] += 1

@@ -32,7 +32,8 @@ class SearchConfig:
     `late_refresh` batches ago (refreshed every that many batches; 1 = always current). They
     make no datapoints, so a value above 1 only ages the roll-out policy and saves rescoring;
     but each process caches by when *it* first met a signature, so above 1 a seed's result
-    depends on the number of workers. Hence the default 1."""
+    depends on the number of workers (each worker then runs fixed shares of every batch, so
+    the same number of workers plays the same game). Hence the default 1."""
     batch: int = 10
     """Roll-outs run against one weight snapshot; updates are applied after the batch in roll-out
     order, so results do not depend on the number of workers. 1 = update after every roll-out."""

@@ -1,15 +1,18 @@
 """Roll-outs in worker processes, each holding a replica of the roll-out core and its evaluator.
 
 Replicas stay identical because every one applies the same updates in the same (roll-out index)
-order: a batch's results come back to the parent, which sends them to every worker together with
-the next batch. Within a batch the parent hands out roll-outs one at a time to whichever worker is
-free, so a worker that drew short roll-outs does not wait for one that drew long ones; which
-worker runs a roll-out does not change its result (its chance comes from its index alone and
-every replica holds the same weights). The parent does not learn during a step (it would be one
-process more than there are workers competing for the cores); when it needs its weights (the end
-of a step), the workers learn the last batch and the first sends its learned weights back, which,
-the replicas being identical, is what replaying the updates would have given. Each worker pins
-torch and BLAS to one thread; parallelism is over processes.
+order: a batch's results come back to the parent, which passes them on to every worker, as a prefix
+of the batch to a worker left without roll-outs while others finish theirs, the rest with the next
+batch. Within a batch the parent hands out roll-outs one at a time to whichever worker is free, so
+a worker that drew short roll-outs does not wait for one that drew long ones; which worker runs a
+roll-out does not change its result (its chance comes from its index alone and every replica holds
+the batch's weights). With `late_refresh` above 1 a worker's stale Q depends on the roll-outs it
+ran, so there each worker takes fixed shares (i, i + W, ...) and a seed plays the same game for the
+same number of workers. The parent does not learn during a step (it would be one process more than
+there are workers competing for the cores); when it needs its weights (the end of a step), the
+workers learn the last batch and the first sends its learned weights back, which, the replicas
+being identical, is what replaying the updates would have given. Each worker pins torch and BLAS to
+one thread; parallelism is over processes.
 
 Every worker process of the project (these, and the game pools of `nlmcs.experiments.pool`) is
 set up by `worker_setup`: Ctrl-C reaches the whole process group, but only the parent decides
@@ -112,7 +115,7 @@ def _worker(conn, core_bytes: bytes, parent_pid: int, shared, worker: int, worke
 
     def catch_up(others: list[bytes] | None) -> None:
         """Learn the rest of the last batch: this worker's own results and the others' (None:
-        the parent did not apply that batch, which it does not do once a prefix is learned)."""
+        the parent did not apply that batch; it must, once any worker learned a prefix)."""
         nonlocal held, learned
         if others is not None:
             learn(held + [pickle.loads(blob) for blob in others])
@@ -160,12 +163,15 @@ def _worker(conn, core_bytes: bytes, parent_pid: int, shared, worker: int, worke
 
 class ProcessExecutor:
     """Roll-outs of each batch run by `workers` processes, each handed the next roll-out of the
-    batch when it is free. A worker with no roll-out left in the batch learns the batch's
-    finished prefix (in roll-out order) while the others finish theirs, so every batch that
-    `run_batch` runs must then be `apply`-ed, as the search does."""
+    batch when it is free (fixed shares with `late_refresh` above 1). A worker with no roll-out
+    left in the batch learns the batch's finished prefix (in roll-out order) while the others
+    finish theirs, so every batch that `run_batch` runs must then be `apply`-ed, as the search
+    does (checked)."""
 
     def __init__(self, core: RolloutCore, workers: int):
         self.core = core
+        self.fixed_shares = core.config.late_refresh > 1
+        self.unapplied = False  # a batch was run and not applied yet
         self.conns, self.procs = [], []
         pin_threads()
         ctx = mp.get_context("spawn")
@@ -200,8 +206,10 @@ class ProcessExecutor:
         return [blob for _, (j, blob) in done if j != i]
 
     def _send(self, make_msg) -> None:
-        # A worker still learning a prefix reads its message last: a large message to it
-        # must not keep the parent from the others.
+        if self.unapplied:  # workers that learned a prefix would be ahead of the others
+            raise RuntimeError("a batch of roll-outs was run and not applied")
+        # A worker that may still be learning a prefix is sent its message last: a large
+        # message to it must not keep the parent from the others.
         prefixed = set(self.pending[1]) if self.pending is not None else set()
         for i in sorted(range(len(self.conns)), key=lambda i: i in prefixed):
             self.conns[i].send(make_msg(i, self._others(i)))
@@ -216,9 +224,10 @@ class ProcessExecutor:
 
     def run_batch(self, indices: list[int]) -> list[RolloutResult]:
         indices = sorted(indices)
-        todo = iter(indices)
-        first = [next(todo, None) for _ in self.conns]
+        hand_out = _HandOut(indices, len(self.conns), self.fixed_shares)
+        first = [hand_out.next(i) for i in range(len(self.conns))]
         self._send(lambda i, others: ("batch", others, first[i]))
+        self.unapplied = True
         # connection -> worker, for those running a roll-out
         busy = {c: i for i, c in enumerate(self.conns) if first[i] is not None}
         self.last, self.sent, results = {}, {}, []
@@ -228,7 +237,7 @@ class ProcessExecutor:
                 results.append(summary)
                 i = busy[c]
                 self.last[summary.index] = (i, blob)
-                k = next(todo, None)
+                k = hand_out.next(i)
                 if k is not None:
                     c.send(("run", k))
                     continue
@@ -254,6 +263,7 @@ class ProcessExecutor:
         """Learn the batch `run_batch` returned last (the workers do, before their next task)."""
         self.pending = (self.last, self.sent)
         self.behind = True
+        self.unapplied = False
 
     def flush(self) -> None:
         """Bring this process's replica up to date (before reading its weights): every worker
@@ -277,6 +287,18 @@ class ProcessExecutor:
 
     def __del__(self):
         self.close()
+
+
+class _HandOut:
+    """The next roll-out of a batch for worker i: the batch's next one, or with fixed shares
+    the next of i's share (indices i, i + W, ...)."""
+
+    def __init__(self, indices: list[int], workers: int, fixed: bool):
+        self.shares = [iter(indices[i::workers]) for i in range(workers)] if fixed else None
+        self.todo = iter(indices)
+
+    def next(self, i: int) -> int | None:
+        return next(self.todo if self.shares is None else self.shares[i], None)
 
 
 def make_executor(core: RolloutCore, workers: int):

@@ -26,15 +26,18 @@ def test_a_value_is_read_by_the_other_workers_only_for_its_key_and_snapshot():
     memory = shared_scores.allocate(CTX, 3, capacity=64)
     a, b, c = (SharedScores(memory, w, 3) for w in range(3))
     key = signature_key(SIGS[0])
+    low, high = key
     a.put(key, 7, 0.25)
     assert b.get(key, 7) == 0.25 and c.get(key, 7) == 0.25
     assert a.get(key, 7) is None  # a worker has its own values already
     assert b.get(key, 8) is None  # another weight snapshot
-    assert b.get(key + 64, 7) is None  # the same slot, another key
-    a.put(key + 64, 7, 0.5)  # a collision replaces the slot's value
-    assert b.get(key, 7) is None and b.get(key + 64, 7) == 0.5
-    a.meta[0, key & 63, 0] += 1  # a write in progress (odd version) is not read
-    assert b.get(key + 64, 7) is None
+    assert b.get((low, high + 1), 7) is None  # the key's other word differs
+    other = (low + 64, high)  # the same slot, another key
+    assert b.get(other, 7) is None
+    a.put(other, 7, 0.5)  # a collision replaces the slot's value
+    assert b.get(key, 7) is None and b.get(other, 7) == 0.5
+    a.meta[0, low & 63, 0] += 1  # a write in progress (odd version) is not read
+    assert b.get(other, 7) is None
 
 
 def test_signature_keys_do_not_depend_on_the_process():
