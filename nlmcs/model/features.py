@@ -28,10 +28,16 @@ A, S, B = 0, 1, 2
 ROOT = 3
 """Parent-label value of a word whose parent is the sentence root."""
 
+def digest(text: str, size: int = 8) -> bytes:
+    """A stable hash of a string, `size` bytes (the same in every process and run; Python's
+    str hash is not)."""
+    return hashlib.blake2b(text.encode(), digest_size=size).digest()
+
+
 @functools.lru_cache(maxsize=262144)
 def sid(text: str) -> int:
-    """A stable 64-bit id of a string (the same in every process and run)."""
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+    """A stable 64-bit id of a string."""
+    return int.from_bytes(digest(text), "little")
 
 
 _M1 = np.uint64(0x9E3779B97F4A7C15)

@@ -17,10 +17,11 @@ which x86-64 guarantees; elsewhere (`available`) the workers do not share.
 
 from __future__ import annotations
 
-import hashlib
 import platform
 
 import numpy as np
+
+from nlmcs.model.features import digest
 
 CAPACITY = 1 << 15  # slots per worker, direct-mapped by key: a collision is only a miss
 
@@ -35,11 +36,11 @@ def allocate(ctx, workers: int, capacity: int = CAPACITY) -> tuple:
 
 
 def signature_key(sig) -> tuple[int, int]:
-    """A 128-bit key of a signature, the same in every process (Python's str hash is not): two
-    signatures that shared one would share a value."""
-    digest = hashlib.blake2b(repr(sig).encode(), digest_size=16).digest()
-    return (int.from_bytes(digest[:8], "little", signed=True),
-            int.from_bytes(digest[8:], "little", signed=True))
+    """A 128-bit key of a signature, the same in every process (`features.digest`): two
+    signatures that shared one would share a value. Two signed words, as the table holds."""
+    h = digest(repr(sig), 16)
+    return (int.from_bytes(h[:8], "little", signed=True),
+            int.from_bytes(h[8:], "little", signed=True))
 
 
 class SharedScores:
