@@ -28,6 +28,7 @@ import multiprocessing as mp
 import os
 import pickle
 import signal
+import socket
 import sys
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING
@@ -182,6 +183,8 @@ class ProcessExecutor:
         shared = make_shared(ctx, workers) if make_shared is not None else None
         for i in range(workers):
             parent, child = ctx.Pipe()
+            for end in (parent, child):
+                _large_buffers(end)
             proc = ctx.Process(target=_worker, daemon=True,
                                args=(child, blob, os.getpid(), shared, i, workers))
             proc.start()
@@ -287,6 +290,24 @@ class ProcessExecutor:
 
     def __del__(self):
         self.close()
+
+
+SOCKET_BUFFER = 4 << 20  # a roll-out's prepared datapoints are ~0.4 MB
+
+
+def _large_buffers(conn) -> None:
+    """Ask for socket buffers that hold a few roll-out results, so a worker's send does not
+    wait for the parent to read, nor the parent's for a busy worker (the kernel caps the size
+    at its limit, net.core.wmem_max; a connection that is no socket is left as it is)."""
+    fd = os.dup(conn.fileno())
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:
+        os.close(fd)
+        return
+    with sock, contextlib.suppress(OSError):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
 
 
 class _HandOut:

@@ -1,4 +1,6 @@
+import multiprocessing
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -6,7 +8,7 @@ import pytest
 
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.mc_rollouts import RolloutResult
-from nlmcs.search.workers import ProcessExecutor, _HandOut
+from nlmcs.search.workers import SOCKET_BUFFER, ProcessExecutor, _HandOut, _large_buffers
 
 
 class _Evaluator:
@@ -142,3 +144,40 @@ def test_a_batch_not_applied_stops_the_next(tmp_path):
             ex.run_batch([2, 3])
     finally:
         ex.close()
+
+
+def _send_buffer(conn) -> int:
+    sock = socket.socket(fileno=os.dup(conn.fileno()))
+    with sock:
+        return sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+
+
+def test_worker_connections_ask_for_buffers_that_hold_a_result():
+    limit = Path("/proc/sys/net/core/wmem_max")
+    if not limit.exists():
+        pytest.skip("no Linux socket limits to read")
+    parent, child = multiprocessing.get_context("spawn").Pipe()
+    try:
+        _large_buffers(parent)
+        # Linux doubles what it grants (for its bookkeeping), up to net.core.wmem_max
+        granted = 2 * min(SOCKET_BUFFER, int(limit.read_text()))
+        assert _send_buffer(parent) >= granted
+        parent.send(b"x" * 1000)
+        assert child.recv() == b"x" * 1000
+    finally:
+        parent.close()
+        child.close()
+
+
+def test_a_connection_that_is_no_socket_is_left_alone():
+    reader, writer = multiprocessing.get_context("spawn").Pipe(duplex=False)
+    try:
+        before = len(os.listdir("/proc/self/fd")) if Path("/proc/self/fd").exists() else None
+        _large_buffers(reader)
+        if before is not None:
+            assert len(os.listdir("/proc/self/fd")) == before  # the duplicate was closed
+        writer.send("still works")
+        assert reader.recv() == "still works"
+    finally:
+        reader.close()
+        writer.close()
