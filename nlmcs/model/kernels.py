@@ -87,25 +87,42 @@ def text_scores(
 def text_expected(
     n_rows, rows, parent, order, rel_a, rel_b, null_logit, lang_a, lang_b, pred_a, pred_b,
     norm, grounding, match_w, static, static_exp, flags, labels, v, flag_slots, plabel_slots,
-    temperature, game,
+    temperature, game, base_marg, base_flags,
 ):
     """`text_scores` without the per-word arrays only sampling needs: relevance p (C+1),
-    language score per row (C+1) and E[Q], with the same arithmetic in the same order (the same
-    values to the last bit). A word's conditionals live only until its marginal is taken, so a
-    search's many scored candidates keep no (Wc, 4, 3) array each."""
+    language score per row (C+1), E[Q] and the label marginals (Wc, 3), with the same
+    arithmetic in the same order (the same values to the last bit). A word's conditionals live
+    only until its marginal is taken, so a search's many scored candidates keep no (Wc, 4, 3)
+    array each.
+
+    `base_marg` (empty: none) are the marginals of another candidate of the same words under
+    the same weights, `base_flags` its word flags: the candidates of one agent differ in the
+    flags of a few words (those its action names), and a word's marginal depends only on its
+    own flags and its parent's marginal, so a word whose flags match and whose parent's
+    marginal was copied takes the base's marginal as it is (the value it would compute)."""
     n_words = len(rows)
     p, lang = _relevance_rows(n_rows, rel_a, rel_b, null_logit, lang_a, lang_b, temperature)
     per_row = lang.copy()
+    marg = np.empty((n_words if labels else 0, 3))
     if labels and n_words:
         eb = _parent_factors(v, plabel_slots, temperature)
         ef = _flag_factors(v, flag_slots, temperature)
         ea = np.empty(3)
         block = np.empty((1, 4, 3))
-        marg = np.empty((n_words, 3))
         tot = np.empty(4)
+        use_base = len(base_marg) == n_words
+        redone = np.zeros(n_words if use_base else 0, np.bool_)
         for i in range(len(order)):
             j = order[i]
             par = parent[j]
+            if use_base:
+                if (flags[j, 0] == base_flags[j, 0] and flags[j, 1] == base_flags[j, 1]
+                        and flags[j, 2] == base_flags[j, 2] and (par < 0 or not redone[par])):
+                    marg[j, 0] = base_marg[j, 0]
+                    marg[j, 1] = base_marg[j, 1]
+                    marg[j, 2] = base_marg[j, 2]
+                    continue
+                redone[j] = True
             pat = int(flags[j, 0]) + 2 * int(flags[j, 1]) + 4 * int(flags[j, 2])
             for lab in range(3):
                 ea[lab] = static_exp[j, lab] * ef[pat, lab]
@@ -143,7 +160,7 @@ def text_expected(
     expected = game
     for r in range(n_rows + 1):
         expected += p[r] * per_row[r]
-    return p, lang, expected
+    return p, lang, expected, marg
 
 
 @njit(cache=True)
@@ -574,7 +591,7 @@ def warm_up(expected: bool = False) -> None:
         0, i0, i0, i0, f0, f0, 0.0, f0, f0, np.zeros((0, 2)), np.zeros((0, 2)), f0, True,
         np.zeros(2), np.zeros((0, 3)), np.zeros((0, 3)),
         np.zeros((0, 3), np.bool_), True, table, np.zeros((3, 3), np.int64),
-        np.zeros((4, 3), np.int64), 1.0, 0.0,
+        np.zeros((4, 3), np.int64), 1.0, 0.0, np.zeros((0, 3)), np.zeros((0, 3), np.bool_),
     )  # fmt: skip
     sample_labels(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3), np.bool_), table,
                   np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64), 1.0,

@@ -171,7 +171,13 @@ class ValueNetwork:
                 feats.flags, labels, self.v, rows.flag_slots, rows.plabel_slots,
                 cfg.temperature, game)
         if not full:
-            p, lang, expected = text_expected(*args)
+            # The agent's first candidate scored under these weights lends its label marginals
+            # to the others (`text_expected`'s base): they differ in a few words' flags.
+            key = ("label marginals", uw.key)
+            base = self._part_cache.get(key, _NO_BASE) if labels else _NO_BASE
+            p, lang, expected, marg = text_expected(*args, *base)
+            if labels and base is _NO_BASE:
+                self._part_cache[key] = (marg, feats.flags)
             return SigScores(game, p, lang, None, None, None, expected,
                              (pred_a, pred_b) if labels else None)
         p, lang, cond, marg, pred, expected = text_scores(*args)
@@ -520,6 +526,7 @@ class ValueNetwork:
 
 _NO_PRED = np.zeros((0, 2))  # the relevance-only kind has no label layer
 _NO_STATIC = np.zeros((0, 3))
+_NO_BASE = (np.zeros((0, 3)), np.zeros((0, 3), np.bool_))  # `text_expected` without a base
 
 
 def _softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -90,6 +90,50 @@ def test_search_scores_without_the_label_arrays_equal_the_full_ones(index, kind,
         assert draws[i].q == fast.sample(sig, np.random.default_rng(7)).q  # full scores
 
 
+@pytest.mark.parametrize("scale", [0.5, 400.0])
+def test_marginals_lent_by_another_candidate_change_nothing(scale):
+    # `text_expected` copies a word's marginal from another candidate of the same words when
+    # its flags match and its parent's marginal was copied; a candidate whose flags differ in
+    # a few words (inner words of the dependency trees among them) must get the values it
+    # computes on its own, to the last bit, also where the factors underflow (scale 400).
+    from nlmcs.model.kernels import static_factors, text_expected
+
+    rng = np.random.default_rng(3)
+    n_words, n_rows = 60, 6
+    rows = np.sort(rng.integers(0, n_rows, n_words))
+    parent = np.array([-1 if j == 0 or rows[j - 1] != rows[j] or rng.random() < 0.2
+                       else int(rng.integers(np.flatnonzero(rows == rows[j])[0], j))
+                       for j in range(n_words)])  # fmt: skip
+    order = np.arange(n_words)  # parents come first
+    v = rng.choice([-scale, scale], size=64)
+    static = rng.normal(size=(n_words, 3)) * scale
+    flag_slots = rng.integers(0, 64, (3, 3))
+    plabel_slots = rng.integers(0, 64, (4, 3))
+    none = (np.zeros((0, 3)), np.zeros((0, 3), np.bool_))
+
+    def score(flags, base):
+        return text_expected(
+            n_rows, rows, parent, order, rel, np.zeros(n_rows), 0.1, lang,
+            np.zeros(n_rows), pred_a, pred_b, np.ones(n_words), True, np.array([0.3, -0.2]),
+            static, static_factors(static, 1.0), flags, True, v, flag_slots, plabel_slots,
+            1.0, 0.5, *base,
+        )  # fmt: skip
+
+    rel, lang = rng.normal(size=n_rows), rng.normal(size=n_rows)
+    pred_a, pred_b = rng.normal(size=(n_words, 2)), rng.normal(size=(n_words, 2))
+    base_flags = rng.random((n_words, 3)) < 0.3
+    lent = score(base_flags, none)
+    inner = [j for j in range(n_words) if j in set(parent)]
+    for _ in range(20):
+        flags = base_flags.copy()
+        for j in [*rng.choice(n_words, 3), rng.choice(inner)]:
+            flags[j, rng.integers(3)] ^= True
+        alone = score(flags, none)
+        borrowed = score(flags, (lent[3], base_flags))
+        assert borrowed[2] == alone[2] and np.array_equal(borrowed[3], alone[3])
+        assert not np.array_equal(alone[3], lent[3])  # the change reached some marginal
+
+
 @pytest.mark.parametrize("scale", [40.0, 400.0])
 def test_compiled_label_layer_equals_the_reference_at_extreme_weights(index, scale):
     # The kernel factors each softmax into per-word and per-parent-label exponentials; with
