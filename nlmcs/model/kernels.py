@@ -164,6 +164,32 @@ def text_expected(
 
 
 @njit(cache=True)
+def action_sums(rows, norm, unit_phi, atype_phi, atype_lang, atype_pred, w, lang_slots,
+                pred_slots, overlap_w, overlap):
+    """`text_expected`'s action-side inputs (rel_a, lang_a, pred_a) of one candidate action:
+    the agent's and action type's sums (cached, shared by the type's actions) plus the action
+    part's language and predicate weights per word, with `network`'s numpy arithmetic in its
+    order (np.bincount adds a row's words in word order from 0), so the same values to the
+    last bit without the action part's temporary arrays."""
+    n = len(unit_phi)
+    rel = np.empty(n)
+    for r in range(n):
+        rel[r] = unit_phi[r] + atype_phi[r]
+        rel[r] += overlap_w * overlap[r]
+    own = np.zeros(n)
+    for j in range(len(rows)):
+        own[rows[j]] += w[lang_slots[j]] * norm[j]
+    lang = np.empty(n)
+    for r in range(n):
+        lang[r] = atype_lang[r] + own[r]
+    pred = np.empty((len(rows), 2))
+    for j in range(len(rows)):
+        for c in range(2):
+            pred[j, c] = atype_pred[j, c] + w[pred_slots[j, c]] * norm[j]
+    return rel, lang, pred
+
+
+@njit(cache=True)
 def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temperature, pred_a,
                   pred_b, grounding, match_w, norm, parent, order, lo, hi, uniforms):
     """Labels z of the words lo..hi of one sentence drawn from p(z | parent's label), parents
@@ -593,6 +619,8 @@ def warm_up(expected: bool = False) -> None:
         np.zeros((0, 3), np.bool_), True, table, np.zeros((3, 3), np.int64),
         np.zeros((4, 3), np.int64), 1.0, 0.0, np.zeros((0, 3)), np.zeros((0, 3), np.bool_),
     )  # fmt: skip
+    action_sums(i0, f0, f0, f0, f0, np.zeros((0, 2)), table, i0, np.zeros((0, 2), np.int64),
+                0.0, f0)
     sample_labels(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3), np.bool_), table,
                   np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64), 1.0,
                   np.zeros((0, 2)), np.zeros((0, 2)), True, np.zeros(2), f0, i0, i0, 0, 0, f0)

@@ -202,11 +202,13 @@ class ValueNetwork:
         return found
 
     def _action_sums_of(self, keys: list, parts: list, uw: UnitWords):
+        from nlmcs.model.kernels import action_sums
+
         a = self._part_scores(keys[0], parts[0], uw)
-        b = self._part_scores(keys[1], parts[1], uw)
-        rel = self._unit_scores(uw.key, uw)[0] + a[0]
-        rel += self.u[self.rows.overlap_slot] * parts[1].overlap
-        return rel, a[1] + b[1], a[2] + b[2]
+        action = parts[1]
+        return action_sums(uw.rows, uw.norm, self._unit_scores(uw.key, uw)[0], a[0], a[1],
+                           a[2], self.w, action.lang, action.pred,
+                           self.u[self.rows.overlap_slot], action.overlap)
 
     def _state_sums(self, feats: SigFeatures):
         """The same for the agent's state labels (unit, state labels), which every candidate
