@@ -255,32 +255,59 @@ def _relevance_probs(phi_slot, phi_val, phi_row, row_start, u, temperature, logi
 
 
 @njit(cache=True)
-def _apply(f_slot, dw, w, phi_slot, du, u, psi_slot, dv, v):
-    """Add a sweep's steps to the three weight tables (after all were computed)."""
+def _apply(f_slot, dw, w, phi_slot, du, u):
+    """Add a sweep's steps to the output and relevance weights (after all were computed)."""
     for e in range(len(f_slot)):
         w[f_slot[e]] += dw[e]
     for e in range(len(phi_slot)):
         u[phi_slot[e]] += du[e]
-    for e in range(len(psi_slot)):
-        v[psi_slot[e]] += dv[e]
 
 
 @njit(cache=True)
-def _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alpha, h_l2,
-                temperature, lab_logits, lab_prob, dv):
-    """The label layer's likelihood-ratio step dv of one sweep (3 label rows per word), each
-    word's factor k taken from its datapoint."""
-    lab_logits[:] = 0.0
-    for e in range(len(psi_slot)):
-        lab_logits[psi_row[e]] += v[psi_slot[e]] * psi_val[e]
+def _label_step(lab_static, lab_parent, lab_flags, flag_slots, plabel_slots, word_owner,
+                word_label, k, v, h_alpha, h_l2, temperature, lab_logits, lab_prob, dv):
+    """The label layer's likelihood-ratio step dv (Wz, 3, 11) of one sweep, each word's factor
+    k taken from its datapoint. A word's label row is its 7 static slots, its parent label's
+    slot and the slots of the flags it has, each with value 1 (`FeatureRows.label_rows`): the
+    reference's entries in their order, less the flags it has not, whose value 0 adds nothing
+    to a logit and no step to a weight."""
     for j in range(len(word_owner)):
+        pl = lab_parent[j]
+        for lab in range(3):
+            x = 0.0
+            for t in range(7):
+                x += v[lab_static[j, lab, t]]
+            x += v[plabel_slots[pl, lab]]
+            for f in range(3):
+                if lab_flags[j, f]:
+                    x += v[flag_slots[f, lab]]
+            lab_logits[3 * j + lab] = x
         _softmax_into(lab_logits[3 * j: 3 * j + 3], lab_prob[3 * j: 3 * j + 3], temperature)
-    for e in range(len(psi_slot)):
-        r = psi_row[e]
-        j = r // 3
-        coef = (1.0 if r - 3 * j == word_label[j] else 0.0) - lab_prob[r]
-        decay = h_l2 * v[psi_slot[e]] if psi_val[e] != 0 else 0.0
-        dv[e] = h_alpha * (k[word_owner[j]] * coef * psi_val[e] - decay)
+    for j in range(len(word_owner)):
+        kj = k[word_owner[j]]
+        pl = lab_parent[j]
+        for lab in range(3):
+            g = kj * ((1.0 if lab == word_label[j] else 0.0) - lab_prob[3 * j + lab])
+            for t in range(7):
+                dv[j, lab, t] = h_alpha * (g - h_l2 * v[lab_static[j, lab, t]])
+            dv[j, lab, 7] = h_alpha * (g - h_l2 * v[plabel_slots[pl, lab]])
+            for f in range(3):
+                if lab_flags[j, f]:
+                    dv[j, lab, 8 + f] = h_alpha * (g - h_l2 * v[flag_slots[f, lab]])
+
+
+@njit(cache=True)
+def _apply_labels(lab_static, lab_parent, lab_flags, flag_slots, plabel_slots, dv, v):
+    """Add the label step to v, entry after entry in the reference's order."""
+    for j in range(len(lab_parent)):
+        pl = lab_parent[j]
+        for lab in range(3):
+            for t in range(7):
+                v[lab_static[j, lab, t]] += dv[j, lab, t]
+            v[plabel_slots[pl, lab]] += dv[j, lab, 7]
+            for f in range(3):
+                if lab_flags[j, f]:
+                    v[flag_slots[f, lab]] += dv[j, lab, 8 + f]
 
 
 @njit(cache=True)
@@ -289,7 +316,8 @@ def shared_sweeps(
     f_slot, f_val, f_row, n_data,  # output features per datapoint
     sh_slot, sh_val, sh_row, sh_start, set_first_row, owner_set,  # shared relevance rows
     own_slot, own_val, own_row, row_owner, row_start, chosen_row,  # each datapoint's own
-    psi_slot, psi_val, psi_row, word_owner, word_label,  # label rows, 3 per word
+    lab_static, lab_parent, lab_flags, word_owner, word_label,  # label rows, 3 per word
+    flag_slots, plabel_slots,
     u, v, w,
 ):
     """`passes` sweeps of `nlmcs.model.learner.update` over one roll-out's datapoints: each
@@ -313,7 +341,7 @@ def shared_sweeps(
     dw = np.empty(len(f_slot))
     du_sh = np.empty(len(sh_slot))
     du_own = np.empty(len(own_slot))
-    dv = np.empty(len(psi_slot))
+    dv = np.empty((n_lab, 3, 11))
     logits = np.empty(n_rows)
     prob = np.empty(n_rows)
     set_logits = np.empty(set_rows)
@@ -368,12 +396,14 @@ def shared_sweeps(
                 decay = h_l2 * u[own_slot[e]] if own_val[e] != 0 else 0.0
                 du_own[e] = h_alpha * (k[d] * coef * own_val[e] - decay)
         if n_lab:
-            _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alpha, h_l2,
-                        temperature, lab_logits, lab_prob, dv)
+            _label_step(lab_static, lab_parent, lab_flags, flag_slots, plabel_slots,
+                        word_owner, word_label, k, v, h_alpha, h_l2, temperature, lab_logits,
+                        lab_prob, dv)
         if not n_rows:
             du_sh[:] = 0.0
             du_own[:] = 0.0
-        _apply(f_slot, dw, w, sh_slot, du_sh, u, psi_slot, dv, v)
+        _apply(f_slot, dw, w, sh_slot, du_sh, u)
+        _apply_labels(lab_static, lab_parent, lab_flags, flag_slots, plabel_slots, dv, v)
         for e in range(len(own_slot)):
             u[own_slot[e]] += du_own[e]
 
@@ -548,7 +578,7 @@ def expected_sweeps(
     passes, target, alpha, l2, h_alpha, h_l2, temperature,
     f_slot, f_val, f_row, n_data,  # output features per datapoint
     phi_slot, phi_val, phi_row, row_owner, row_start, chosen_row,  # relevance rows
-    psi_slot, psi_val, psi_row, word_owner, word_label,  # label rows, 3 per word
+    lab_static, lab_parent, lab_flags, word_owner, word_label,  # label rows, 3 per word
     row_src, row_sig,  # Q of every candidate row, from its signature's distinct rows: game,
     game_slot, game_owner, lang_slot, lang_val, lang_row,  # language (or latent) and the
     pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags,  # expected labels
@@ -564,7 +594,7 @@ def expected_sweeps(
     k = np.zeros(n_data)
     dw = np.empty(len(f_slot))
     du = np.empty(len(phi_slot))
-    dv = np.empty(len(psi_slot))
+    dv = np.empty((n_lab, 3, 11))
     logits = np.empty(n_rows)
     prob = np.empty(n_rows)
     err = np.empty(n_rows)
@@ -595,9 +625,11 @@ def expected_sweeps(
                 decay = h_l2 * u[phi_slot[e]] if phi_val[e] != 0 else 0.0
                 du[e] = h_alpha * (coef * phi_val[e] - decay)
         if n_lab:
-            _label_step(psi_slot, psi_val, psi_row, word_owner, word_label, k, v, h_alpha, h_l2,
-                        temperature, lab_logits, lab_prob, dv)
-        _apply(f_slot, dw, w, phi_slot, du, u, psi_slot, dv, v)
+            _label_step(lab_static, lab_parent, lab_flags, flag_slots, plabel_slots,
+                        word_owner, word_label, k, v, h_alpha, h_l2, temperature, lab_logits,
+                        lab_prob, dv)
+        _apply(f_slot, dw, w, phi_slot, du, u)
+        _apply_labels(lab_static, lab_parent, lab_flags, flag_slots, plabel_slots, dv, v)
 
 
 def warm_up(expected: bool = False) -> None:
@@ -624,14 +656,16 @@ def warm_up(expected: bool = False) -> None:
     sample_labels(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3), np.bool_), table,
                   np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64), 1.0,
                   np.zeros((0, 2)), np.zeros((0, 2)), True, np.zeros(2), f0, i0, i0, 0, 0, f0)
+    no_labels = (np.zeros((0, 3, 7), np.int64), i0, np.zeros((0, 3), np.bool_), i0, i0)
+    label_slots = (np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64))
     shared_sweeps(1, 0.0, 0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one,
                   np.zeros(1, np.int64), 1, i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, i0,
-                  i0, f0, i0, i0, i0, table, table, table.copy())
+                  *no_labels, *label_slots, table, table, table.copy())
     if expected:
         expected_sweeps(
             1, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64), 1,
-            i0, f0, i0, i0, i0, i0, i0, f0, i0, i0, i0, i0, i0, i0, i0, i0, f0, i0, i0, f0, i0, i0,
+            i0, f0, i0, i0, i0, i0, *no_labels, i0, i0, i0, i0, i0, f0, i0, i0, f0, i0, i0,
             i0, i0,
-            np.zeros((0, 3, 7), np.int64), np.zeros((0, 3), np.bool_), np.zeros((3, 3), np.int64),
-            np.zeros((4, 3), np.int64), table, table, table.copy(),
+            np.zeros((0, 3, 7), np.int64), np.zeros((0, 3), np.bool_), *label_slots,
+            table, table, table.copy(),
         )  # fmt: skip

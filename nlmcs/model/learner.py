@@ -53,12 +53,27 @@ class Batch:
     row_owner: np.ndarray  # (R,) datapoint of each candidate row
     row_start: np.ndarray  # (D,) first candidate row of each datapoint
     chosen_row: np.ndarray  # (D,) global candidate row picked
-    psi: _Sparse | None  # rows = (word, label) pairs, 3 per word
+    labels: LabelRows | None  # psi of the sampled sentences' words
     word_owner: np.ndarray  # (Wz,) datapoint of each labelled word
     word_label: np.ndarray  # (Wz,) sampled label
     sigs: tuple  # the datapoints' signatures (the `expected` rule scores all their rows)
     row_q: RowQRows | None = None  # the same for the compiled `expected` sweeps
     shared: SharedRows | None = None  # phi of the compiled sweeps (then `phi` is None)
+
+
+@dataclass
+class LabelRows:
+    """psi of the words of the sentences a roll-out's datapoints drew, word after word
+    (`FeatureRows.label_rows`; `FeatureRows.psi_entries` spells each word's 3 label rows out
+    as 11 slots and values for the numpy reference)."""
+
+    static: np.ndarray  # (Wz, 3, 7) static v slots under each label
+    parent: np.ndarray  # (Wz,) the parent's drawn label, ROOT under the root
+    flags: np.ndarray  # (Wz, 3) the word's flags (bool)
+
+
+NO_LABELS = LabelRows(np.zeros((0, 3, 7), np.int64), np.zeros(0, np.int64),
+                      np.zeros((0, 3), bool))
 
 
 @dataclass
@@ -107,7 +122,7 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
     rows, kind = net.rows, net.config.kind
     f_slot, f_val, f_len = [], [], []
     phi_slot, phi_val, phi_row, phi_len = [], [], [], []
-    psi_slot, psi_val, psi_len = [], [], []
+    lab_static, lab_parent, lab_flags, psi_len = [], [], [], []
     n_hidden, chosen, word_owner, word_label = [], [], [], []
     n_rows = 0
     cfg = net.config
@@ -131,10 +146,11 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
             phi_row.append(row)
             phi_len.append(len(slot))
         if kind == "text" and dec.z:
-            sl, val = rows.label_rows(feats, dec.y, dec.z)
-            psi_slot.append(sl.ravel())
-            psi_val.append(val.ravel())
-            psi_len.append(sl.shape[0])
+            static, parent, flags = rows.label_rows(feats, dec.y, dec.z)
+            lab_static.append(static)
+            lab_parent.append(parent)
+            lab_flags.append(flags)
+            psi_len.append(len(parent))
             word_owner.append(d)
             word_label.append(dec.z)
         k = rows.num_hidden(feats)
@@ -146,15 +162,14 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
     n_hidden = np.array(n_hidden, np.int64)
     row_start = np.cumsum(n_hidden) - n_hidden
     row_owner = np.repeat(np.arange(len(n_hidden)), n_hidden) if len(n_hidden) else ints
-    phi = psi = None
+    phi = labels = None
     if phi_slot:
         phi = _Sparse(np.concatenate(phi_slot), np.concatenate(phi_val),
                       np.concatenate(phi_row) + np.repeat(row_start, phi_len))
     words = np.array(psi_len, np.int64)
-    if psi_slot:
-        # 11 slots for each of a word's 3 label rows; row 3 w + label counts across the batch
-        psi = _Sparse(np.concatenate(psi_slot), np.concatenate(psi_val),
-                      np.repeat(np.arange(3 * int(words.sum())), 11))
+    if lab_static:
+        labels = LabelRows(np.concatenate(lab_static), np.concatenate(lab_parent),
+                           np.concatenate(lab_flags))
     row_q = None
     if cfg.hidden_update == "expected" and cfg.backend == "numba" and kind != "linear":
         row_q = _row_q_rows(rows, [dec.sig for dec in decisions], row_owner, row_start)
@@ -166,9 +181,9 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
         row_owner=row_owner,
         row_start=row_start,
         chosen_row=np.array(chosen, np.int64),
-        psi=psi,
-        word_owner=np.repeat(np.array(word_owner, np.int64), words) if psi_slot else ints,
-        word_label=np.concatenate([np.asarray(z, np.int64) for z in word_label]) if psi_slot
+        labels=labels,
+        word_owner=np.repeat(np.array(word_owner, np.int64), words) if lab_static else ints,
+        word_label=np.concatenate([np.asarray(z, np.int64) for z in word_label]) if lab_static
         else ints,
         sigs=tuple(dec.sig for dec in decisions),
         row_q=row_q,
@@ -383,9 +398,12 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
                 row_coef[phi.row] * phi.val
                 - h_l2 * net.u[phi.slot] * (phi.val != 0)
             )
-        if batch.psi is not None and len(batch.word_owner):
-            psi = batch.psi
+        if batch.labels is not None and len(batch.word_owner):
             nw = len(batch.word_owner)
+            lab = batch.labels
+            slot, val = net.rows.psi_entries(lab.static, lab.parent, lab.flags)
+            # 11 entries for each of a word's 3 label rows; row 3 word + label
+            psi = _Sparse(slot.ravel(), val.ravel(), np.repeat(np.arange(3 * nw), 11))
             logits = row_sums(psi.row, net.v[psi.slot] * psi.val, 3 * nw)
             logits = logits.reshape(nw, 3) / cfg.temperature
             e = np.exp(logits - logits.max(axis=1, keepdims=True))
@@ -402,7 +420,7 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
         if du is not None:
             np.add.at(net.u, batch.phi.slot, du)
         if dv is not None:
-            np.add.at(net.v, batch.psi.slot, dv)
+            np.add.at(net.v, psi.slot, dv)
         if expected:
             net.weights_changed()  # the next sweep scores every row under the new weights
     net.weights_changed()
@@ -417,10 +435,10 @@ def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, rul
     once per shared set); the numpy loop is the reference it is tested against."""
     from nlmcs.model.kernels import shared_sweeps
 
-    cfg = net.config
+    cfg, rows = net.config, net.rows
     ints, empty = np.zeros(0, np.int64), _cat([])
     sh = batch.shared
-    psi = batch.psi if batch.psi is not None else empty
+    lab = batch.labels if batch.labels is not None else NO_LABELS
     if sh is None:  # no hidden layer
         sh_arrays = (ints, np.zeros(0), ints, np.zeros(1, np.int64), ints, ints)
         own = empty
@@ -430,8 +448,9 @@ def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, rul
     shared_sweeps(cfg.passes, target, RULES[rule], cfg.alpha, cfg.l2, h_alpha, h_l2,
                   cfg.temperature, batch.f.slot, batch.f.val, batch.f.row, n, *sh_arrays,
                   own.slot, own.val, own.row, batch.row_owner, batch.row_start,
-                  batch.chosen_row, psi.slot, psi.val, psi.row, batch.word_owner,
-                  batch.word_label, net.u, net.v, net.w)  # fmt: skip
+                  batch.chosen_row, lab.static, lab.parent, lab.flags, batch.word_owner,
+                  batch.word_label, rows.flag_slots, rows.plabel_slots, net.u, net.v,
+                  net.w)  # fmt: skip
 
 
 def _compiled_expected_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float,
@@ -442,13 +461,12 @@ def _compiled_expected_sweeps(net: ValueNetwork, batch: Batch, n: int, target: f
     from nlmcs.model.kernels import expected_sweeps
 
     cfg, rq, rows = net.config, batch.row_q, net.rows
-    empty = _cat([])
-    psi = batch.psi if batch.psi is not None else empty
+    lab = batch.labels if batch.labels is not None else NO_LABELS
     phi = batch.phi
     expected_sweeps(cfg.passes, target, cfg.alpha, cfg.l2, h_alpha, h_l2, cfg.temperature,
                     batch.f.slot, batch.f.val, batch.f.row, n,
                     phi.slot, phi.val, phi.row, batch.row_owner, batch.row_start,
-                    batch.chosen_row, psi.slot, psi.val, psi.row, batch.word_owner,
+                    batch.chosen_row, lab.static, lab.parent, lab.flags, batch.word_owner,
                     batch.word_label, rq.row_src, rq.row_sig, rq.game.slot, rq.game.row,
                     rq.lang.slot, rq.lang.val,
                     rq.lang.row, rq.pred.slot, rq.pred.val, rq.pred.row, rq.word_row, rq.parent,

@@ -128,8 +128,8 @@ class SentenceRows:
     match: np.ndarray  # (nw, 2)
     parent: np.ndarray  # (nw,) parent's place in the sentence, -1 under the root
     head: Sparse | None = None  # output rows whatever the labels: game, language, advice
-    psi: np.ndarray | None = None  # (nw, 3, 11) label-row slots, the parent label's left open
-    # (shared by every signature with this candidate set: read only)
+    static: np.ndarray | None = None  # (nw, 3, 7) static label-row slots: a view of the
+    # candidate set's (shared by every signature with that set: read only)
 
     @staticmethod
     def build(feats: SigFeatures, y: int) -> SentenceRows:
@@ -455,16 +455,29 @@ class FeatureRows:
         return np.concatenate(s), np.concatenate(v)
 
     def label_rows(self, feats: SigFeatures, y: int, z: tuple[int, ...]
-                   ) -> tuple[np.ndarray, np.ndarray]:
-        """psi of the words of sentence y, (nw, 3 labels, 11) slots and values: the 7 static
-        slots, the parent's drawn label (from `z`) and the 3 word flags, each crossed with the
-        label."""
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """psi of the words of sentence y, by word: the 7 static slots under each label
+        (nw, 3, 7), the parent's drawn label (nw,) (ROOT under the root; from `z`) and the 3
+        word flags (nw, 3). Each label row of a word is its 7 static slots, the parent label's
+        slot (`plabel_slots`) and the slots of the flags it has (`flag_slots`), all with value
+        1; `psi_entries` spells them out."""
         sent = self._sentence(feats, y)
         par = sent.parent
-        sl = sent.psi.copy()
-        sl[:, :, 7] = self.plabel_slots[np.where(par < 0, ROOT, np.asarray(z)[np.maximum(par, 0)])]
+        parent = np.where(par < 0, ROOT, np.asarray(z)[np.maximum(par, 0)])
+        return sent.static, parent, feats.flags[sent.lo:sent.lo + len(par)]
+
+    def psi_entries(self, static: np.ndarray, parent: np.ndarray, flags: np.ndarray
+                    ) -> tuple[np.ndarray, np.ndarray]:
+        """The label rows of `label_rows` as (nw, 3 labels, 11) slots and values: the 7 static
+        slots, the parent label's, then the 3 flags' (value 1 where the word has the flag, else
+        0), each crossed with the label."""
+        nw = len(parent)
+        sl = np.empty((nw, 3, 11), np.int64)
+        sl[:, :, :7] = static
+        sl[:, :, 7] = self.plabel_slots[parent]
+        sl[:, :, 8:] = self.flag_slots.T
         val = np.ones(sl.shape)
-        val[:, :, 8:] = feats.flags[sent.lo:sent.lo + len(par)][:, None, :]
+        val[:, :, 8:] = flags[:, None, :]
         return sl, val
 
     def _sentence(self, feats: SigFeatures, y: int) -> SentenceRows:
@@ -478,14 +491,5 @@ class FeatureRows:
                 vals.append(feats.advice[y:y + 1])
             found.head = (np.concatenate(slots), np.concatenate(vals))
             if self.config.kind == "text":
-                key = ("label slots", feats.unit.key, y)
-                sl = self._templates.get(key)
-                if sl is None:
-                    nw, lo = len(found.parent), found.lo
-                    sl = np.empty((nw, 3, 11), np.int64)
-                    sl[:, :, :7] = feats.unit.psi_static[lo:lo + nw]
-                    sl[:, :, 7] = -1  # the parent's drawn label: `label_rows`
-                    sl[:, :, 8:] = self.flag_slots.T
-                    self._templates[key] = sl
-                found.psi = sl
+                found.static = feats.unit.psi_static[found.lo:found.lo + len(found.parent)]
         return found
