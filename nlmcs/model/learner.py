@@ -91,6 +91,21 @@ class SharedRows:
     first_row: np.ndarray  # (G,) first row of each set among all sets' rows
     owner_set: np.ndarray  # (D,) set of each datapoint
     own: _Sparse  # the datapoints' own entries, rows among all datapoints' candidate rows
+    sigs: tuple = ()  # (G,) a signature of each set, whose features lay it out
+
+    def __getstate__(self) -> dict:
+        # The sets' entries are weight-free layouts every process holds or can build from
+        # `sigs`: a pickled copy (a roll-out shipped to the other workers) leaves them out,
+        # and `learn` lays them out again (`restored`).
+        return {**self.__dict__, "slot": None, "val": None, "row": None}
+
+    def restored(self, rows: FeatureRows) -> SharedRows:
+        """The sets' entries, laid out again from `sigs` if a pickled copy left them out."""
+        if self.slot is None:
+            sets = [_set_rows(rows, rows.features(sig)) for sig in self.sigs]
+            self.slot, self.val, self.row = (np.concatenate(a) for a in
+                                             list(zip(*sets, strict=True))[:3])
+        return self
 
 
 @dataclass
@@ -138,7 +153,7 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
         if kind == "linear":
             continue
         if shared is not None:
-            shared.add(rows, feats, d)
+            shared.add(rows, feats, d, dec.sig)
         else:
             slot, val, row = rows.relevance_pieces(feats)
             phi_slot.append(slot)
@@ -199,14 +214,14 @@ class _SharedBuilder:
     def __init__(self):
         self.sets: dict[int, int] = {}  # id of a shared layout -> set
         self.slot, self.val, self.row, self.sizes, self.n_rows = [], [], [], [], []
+        self.sigs: list = []
         self.owner: list[int] = []
         self.own_slot, self.own_val, self.own_row, self.own_len = [], [], [], []
         self._keep = []  # the layouts, alive while their ids are keys
 
-    def add(self, rows: FeatureRows, feats: SigFeatures, d: int) -> None:
+    def add(self, rows: FeatureRows, feats: SigFeatures, d: int, sig) -> None:
         if rows.config.kind == "nonlinear":
-            slot, (val,), row = rows.relevance_pieces(feats)
-            self._new_set(slot, val, row, rows.num_hidden(feats))
+            self._new_set(*_set_rows(rows, feats), sig)
             self.owner.append(len(self.sizes) - 1)
             self.own_len.append(0)
             return
@@ -217,19 +232,20 @@ class _SharedBuilder:
         if g is None:
             g = self.sets[id(layout)] = len(self.sizes)
             self._keep.append(layout)
-            self._new_set(slot[:nw], word_val, row[:nw], rows.num_hidden(feats))
+            self._new_set(*_set_rows(rows, feats), sig)
         self.owner.append(g)
         self.own_slot.append(slot[nw:])
         self.own_row.append(row[nw:])
         self.own_len.append(len(slot) - nw)
         self.own_val.extend(rows.own_relevance_values(feats))
 
-    def _new_set(self, slot, val, row, n_rows: int) -> None:
+    def _new_set(self, slot, val, row, n_rows: int, sig) -> None:
         self.slot.append(slot)
         self.val.append(val)
         self.row.append(row)
         self.sizes.append(len(slot))
         self.n_rows.append(n_rows)
+        self.sigs.append(sig)
 
     def finish(self, row_start: np.ndarray) -> SharedRows:
         sizes, n_rows = np.array(self.sizes, np.int64), np.array(self.n_rows, np.int64)
@@ -241,8 +257,19 @@ class _SharedBuilder:
             slot=np.concatenate(self.slot), val=np.concatenate(self.val),
             row=np.concatenate(self.row), start=np.concatenate([[0], np.cumsum(sizes)]),
             first_row=np.cumsum(n_rows) - n_rows, owner_set=np.array(self.owner, np.int64),
-            own=own,
+            own=own, sigs=tuple(self.sigs),
         )
+
+
+def _set_rows(rows: FeatureRows, feats: SigFeatures):
+    """(slot, value, row, rows) of the shared set a signature's relevance rows belong to: its
+    candidate set's word entries for its action type, or for `nonlinear` its latent states."""
+    if rows.config.kind == "nonlinear":
+        slot, (val,), row = rows.relevance_pieces(feats)
+        return slot, val, row, rows.num_hidden(feats)
+    slot, word_val, row, _ = rows.relevance_template(feats)
+    nw = len(word_val)
+    return slot[:nw], word_val, row[:nw], rows.num_hidden(feats)
 
 
 def _row_q_rows(rows: FeatureRows, sigs: list, row_owner: np.ndarray,
@@ -443,6 +470,7 @@ def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, rul
         sh_arrays = (ints, np.zeros(0), ints, np.zeros(1, np.int64), ints, ints)
         own = empty
     else:
+        sh = sh.restored(net.rows)
         sh_arrays = (sh.slot, sh.val, sh.row, sh.start, sh.first_row, sh.owner_set)
         own = sh.own
     shared_sweeps(cfg.passes, target, RULES[rule], cfg.alpha, cfg.l2, h_alpha, h_l2,

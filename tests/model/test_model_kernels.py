@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import pickle
 
 import numpy as np
 import pytest
@@ -192,6 +193,27 @@ def test_compiled_sweeps_over_shared_rows_equal_the_reference(index, kind, varia
     for table in ("u", "v", "w"):
         assert np.allclose(getattr(ref, table), getattr(fast, table), atol=1e-9, rtol=0)
     assert np.abs(ref.u).max() > 0
+
+
+@pytest.mark.parametrize("kind", ["nonlinear", "relevance-only", "text"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_rows_shipped_to_another_process_learn_the_same_weights(index, kind, variant):
+    # A roll-out's prepared rows pickle without the shared sets' entries (weight-free layouts
+    # every process can build), and a network with nothing cached lays them out again: the
+    # same weights to the last bit as learning from the rows where they were prepared.
+    cfg = ModelConfig(min_count=1, kind=kind, alpha=0.05, hidden_alpha=0.2, **variant)
+    here, there = ValueNetwork(cfg, index), ValueNetwork(cfg, index)
+    same_random_weights([here, there])
+    rng = np.random.default_rng(4)
+    for reward in (1.0, 0.0):
+        batch = prepare(here, [here.sample(s, rng) for s in SIGS + SHARING])
+        shipped = pickle.loads(pickle.dumps(batch))
+        assert shipped.shared.slot is None and batch.shared.slot is not None
+        learn(here, batch, reward)
+        learn(there, shipped, reward)
+    for table in ("u", "v", "w"):
+        assert np.array_equal(getattr(here, table), getattr(there, table))
+    assert np.abs(here.u).max() > 0
 
 
 @pytest.mark.parametrize("kind", ["nonlinear", "relevance-only", "text"])
