@@ -232,6 +232,38 @@ def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temper
 
 
 @njit(cache=True)
+def output_rows(head_slot, head_val, pred, norm, match, z, match_slots, grounding):
+    """`FeatureRows.output_rows` of a drawn sentence's labels z (a word's label < 2: action or
+    state): the head entries, each labelled word's predicate slots (pred (nw, 2, parts)) with
+    its norm, then with `grounding` each labelled word's match; the same entries in the same
+    order as the numpy code, in one call instead of a dozen small array operations."""
+    nw, _, n_parts = pred.shape
+    labelled = 0
+    for j in range(nw):
+        if z[j] < 2:
+            labelled += 1
+    n = len(head_slot) + labelled * (n_parts + (1 if grounding else 0))
+    slot = np.empty(n, np.int64)
+    val = np.empty(n)
+    i = len(head_slot)
+    slot[:i] = head_slot
+    val[:i] = head_val
+    for j in range(nw):
+        if z[j] < 2:
+            for k in range(n_parts):
+                slot[i] = pred[j, z[j], k]
+                val[i] = norm[j]
+                i += 1
+    if grounding:
+        for j in range(nw):
+            if z[j] < 2:
+                slot[i] = match_slots[z[j]]
+                val[i] = match[j, z[j]] * norm[j]
+                i += 1
+    return slot, val
+
+
+@njit(cache=True)
 def _output_step(f_slot, f_val, f_row, w, target, alpha, l2, q, dw):
     """Q = w . f of every datapoint (into q) and the output layer's step dw of one sweep."""
     q[:] = 0.0
@@ -653,6 +685,8 @@ def warm_up(expected: bool = False) -> None:
     )  # fmt: skip
     action_sums(i0, f0, f0, f0, f0, np.zeros((0, 2)), table, i0, np.zeros((0, 2), np.int64),
                 0.0, f0)
+    output_rows(i0, f0, np.zeros((0, 2, 2), np.int64), f0, np.zeros((0, 2)), i0,
+                np.zeros(2, np.int64), True)
     sample_labels(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3), np.bool_), table,
                   np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64), 1.0,
                   np.zeros((0, 2)), np.zeros((0, 2)), True, np.zeros(2), f0, i0, i0, 0, 0, f0)

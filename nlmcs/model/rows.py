@@ -444,6 +444,12 @@ class FeatureRows:
             sent = self._sentence(feats, y)
             if not (kind == "text" and z):
                 return sent.head
+            if self.config.backend == "numba":
+                from nlmcs.model.kernels import output_rows
+
+                return output_rows(*sent.head, sent.pred, sent.norm, sent.match,
+                                   np.array(z, np.int64), self.match_slots,
+                                   self.config.grounding_features)
             z = np.asarray(z)
             labelled = np.flatnonzero(z < 2)
             pred = sent.pred[labelled, z[labelled]]  # (labelled words, parts)

@@ -135,6 +135,27 @@ def test_marginals_lent_by_another_candidate_change_nothing(scale):
         assert not np.array_equal(alone[3], lent[3])  # the change reached some marginal
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_compiled_output_rows_equal_the_reference(index, variant):
+    # The output rows of a drawn sentence and labels, built in one compiled call: the same
+    # slots and values in the same order as the numpy code (so Q sums the same way).
+    ref, fast = _pair(index, kind="text", **variant)
+    rng = np.random.default_rng(2)
+    labelled = 0
+    for _ in range(4):
+        for sig in SIGS + SHARING:
+            d = ref.sample(sig, rng)
+            feats = ref.features(sig)
+            if d.y == len(feats.unit.sentences):
+                continue
+            for z in (d.z, tuple(int(x) for x in rng.integers(0, 3, len(d.z)))):
+                a = ref.rows.output_rows(feats, d.y, z)
+                b = fast.rows.output_rows(fast.features(sig), d.y, z)
+                assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+                labelled += sum(1 for x in z if x < 2)
+    assert labelled > 0
+
+
 @pytest.mark.parametrize("scale", [40.0, 400.0])
 def test_compiled_label_layer_equals_the_reference_at_extreme_weights(index, scale):
     # The kernel factors each softmax into per-word and per-parent-label exponentials; with
