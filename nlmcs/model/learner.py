@@ -137,7 +137,7 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
     rows, kind = net.rows, net.config.kind
     f_slot, f_val, f_len = [], [], []
     phi_slot, phi_val, phi_row, phi_len = [], [], [], []
-    lab_static, lab_parent, lab_flags, psi_len = [], [], [], []
+    lab_static, lab_parent, lab_flags, lab_len = [], [], [], []
     n_hidden, chosen, word_owner, word_label = [], [], [], []
     n_rows = 0
     cfg = net.config
@@ -165,7 +165,7 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
             lab_static.append(static)
             lab_parent.append(parent)
             lab_flags.append(flags)
-            psi_len.append(len(parent))
+            lab_len.append(len(parent))
             word_owner.append(d)
             word_label.append(dec.z)
         k = rows.num_hidden(feats)
@@ -181,7 +181,7 @@ def _build(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch:
     if phi_slot:
         phi = _Sparse(np.concatenate(phi_slot), np.concatenate(phi_val),
                       np.concatenate(phi_row) + np.repeat(row_start, phi_len))
-    words = np.array(psi_len, np.int64)
+    words = np.array(lab_len, np.int64)
     if lab_static:
         labels = LabelRows(np.concatenate(lab_static), np.concatenate(lab_parent),
                            np.concatenate(lab_flags))
