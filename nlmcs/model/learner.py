@@ -102,9 +102,9 @@ class SharedRows:
     def restored(self, rows: FeatureRows) -> SharedRows:
         """The sets' entries, laid out again from `sigs` if a pickled copy left them out."""
         if self.slot is None:
-            sets = [_set_rows(rows, rows.features(sig)) for sig in self.sigs]
-            self.slot, self.val, self.row = (np.concatenate(a) for a in
-                                             list(zip(*sets, strict=True))[:3])
+            slot, val, row, _ = zip(*(_set_rows(rows, rows.features(sig)) for sig in self.sigs),
+                                    strict=True)
+            self.slot, self.val, self.row = map(np.concatenate, (slot, val, row))
         return self
 
 
@@ -470,7 +470,7 @@ def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, rul
         sh_arrays = (ints, np.zeros(0), ints, np.zeros(1, np.int64), ints, ints)
         own = empty
     else:
-        sh = sh.restored(net.rows)
+        sh = sh.restored(rows)
         sh_arrays = (sh.slot, sh.val, sh.row, sh.start, sh.first_row, sh.owner_set)
         own = sh.own
     shared_sweeps(cfg.passes, target, RULES[rule], cfg.alpha, cfg.l2, h_alpha, h_l2,
