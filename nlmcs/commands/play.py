@@ -23,7 +23,7 @@ from nlmcs.errors import UserInputError
 from nlmcs.files import check_output
 
 # The method table is light to import (no model, no corpus); help texts list its names.
-from nlmcs.search.methods import PAPER_METHODS, get_method, method_names
+from nlmcs.search.methods import PAPER_METHODS, get_method, make_planner, method_names
 
 
 def register(sub) -> None:
@@ -74,6 +74,29 @@ def register_bench(bench_sub) -> None:
     b.add_argument("--opponent", default="builtin", help="opponent policy inside roll-outs")
     add_game_options(b)
     add_corpus_options(b)
+
+    s = add_command(
+        bench_sub,
+        "step",
+        help="where a learned method's real step spends its time (one worker), and the "
+             "least a step could take with more workers",
+        example="nlmcs bench step --method text --rollouts 500 --depth 20 --steps 3",
+        func=bench_step_cli,
+    )
+    s.add_argument("--method", default="text",
+                   help="a method that learns a value network (text, random-text, "
+                        "relevance-only, nonlinear, linear, ...)")
+    s.add_argument("--manual", default="civ-guide", help="stored manual name")
+    s.add_argument("--opponent", default="builtin", help="opponent policy inside roll-outs")
+    s.add_argument("--seed", type=SEED, default=0, help="seed of the position and the search")
+    s.add_argument("--steps", type=COUNT, default=3,
+                   help="timed real steps, each from the seed's start position (after one "
+                        "untimed warm-up step)")
+    s.add_argument("--backend", choices=("numba", "numpy"), default="numba",
+                   help="value-network arithmetic: numba (compiled) or numpy (reference)")
+    add_game_options(s)
+    add_search_options(s)
+    add_corpus_options(s)
 
 
 def _check_writable(path: Path | None) -> None:
@@ -181,3 +204,58 @@ def bench_cli(args: argparse.Namespace) -> int:
     print("x ref: the numpy reference's seconds over these; release: the 2011 C++ release on "
           "two cores (text and linear, depth 20)")
     return 0
+
+
+def bench_step_cli(args: argparse.Namespace) -> int:
+    from dataclasses import replace
+
+    from nlmcs.experiments.bench_step import PARTS, bench_step
+
+    method = get_method(args.method)
+    if method.planner != "mc":
+        raise UserInputError(f"{method.name} learns no value network; `nlmcs bench step` "
+                             "times the methods that do (`nlmcs bench search` times any)")
+    scfg, mcfg = configs(args)
+    if scfg.workers != 1:
+        raise UserInputError("--workers: `nlmcs bench step` times one worker (it prints what "
+                             "more could give at best); `nlmcs bench search` times several")
+    mcfg = replace(mcfg, backend=args.backend)
+    game = make_game(args)
+    planner = make_planner(method.name, game=game, manual=args.manual,
+                           corpus=corpus_options(args), search_config=scfg, model_config=mcfg,
+                           seed=args.seed)  # fmt: skip
+    state = game.new_initial_state(args.seed)
+    print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {args.backend}; "
+          f"one warm-up step, then {args.steps} timed", flush=True)
+
+    def on_step(k, row):
+        print(f"step {k + 1}: {row.seconds:.2f} s", flush=True)
+
+    try:
+        rows = bench_step(planner, state, steps=args.steps, seed=args.seed, on_step=on_step)
+    finally:
+        planner.close()
+    n = len(rows)
+    total = sum(r.seconds for r in rows) / n
+    print(f"\n{'part (mean of the timed steps)':<40}{'calls':>9}{'s/step':>9}{'us/call':>9}"
+          f"{'share':>7}")
+    for name, label in PARTS.items():
+        calls = sum(r.calls.get(name, 0) for r in rows) / n
+        if not calls:
+            continue
+        sec = sum(r.parts.get(name, 0.0) for r in rows) / n
+        print(f"{label:<40}{calls:>9.0f}{sec:>9.3f}{1e6 * sec / calls:>9.1f}"
+              f"{100 * sec / total:>6.1f}%")
+    rest = sum(r.rest for r in rows) / n
+    print(f"{'engine, roll-out loop (the rest)':<40}{'':>9}{rest:>9.3f}{'':>9}"
+          f"{100 * rest / total:>6.1f}%")
+    print(f"{'step':<40}{'':>9}{total:>9.3f}")
+    replay_s = sum(r.replay_seconds for r in rows) / n
+    same = all(r.replay_same for r in rows)
+    print(f"\nsweeps learned again alone: {1e3 * replay_s / scfg.rollouts:.3f} ms per roll-out "
+          f"({replay_s:.3f} s per step); weights equal to the step's: {'yes' if same else 'NO'}")
+    for w in (2, 4):
+        least = sum(r.ceiling(w) for r in rows) / n
+        print(f"{w} workers at best: {least:.2f} s per step ({total / least:.2f}x), since every "
+              "replica learns every roll-out")
+    return 0 if same else 1
