@@ -68,7 +68,8 @@ class ValueNetwork:
         self._stale: dict[Signature, float] = {}  # E[Q] kept across weight changes
         self.shared: SharedScores | None = None  # E[Q] shared with the other roll-out workers
         self.snapshot = 0  # weight changes so far: the same count in every replica
-        self._from_shared: dict[Signature, float] = {}  # E[Q] another worker computed
+        # E[Q] under the current weights when workers share them: this worker's or another's
+        self._known: dict[Signature, float] = {}
         self._keys: dict[Signature, tuple[int, int]] = {}
 
     # --- weights ------------------------------------------------------------------------------
@@ -113,7 +114,7 @@ class ValueNetwork:
     def weights_changed(self) -> None:
         self._scores.clear()
         self._part_cache.clear()
-        self._from_shared.clear()
+        self._known.clear()
         self.snapshot += 1
 
     @property
@@ -418,9 +419,12 @@ class ValueNetwork:
         if not stale:
             if self.shared is None:
                 return np.array([(get(s) or value(s)).expected for s in sigs])
-            found = [get(s) for s in sigs]
-            return np.array([self._shared_expected(s) if f is None else f.expected
-                             for s, f in zip(sigs, found, strict=True)])
+            out = list(map(self._known.get, sigs))
+            if None in out:
+                for i, v in enumerate(out):
+                    if v is None:
+                        out[i] = self._shared_expected(sigs[i])
+            return np.array(out)
         out = np.empty(len(sigs))
         cache = self._stale
         for i, s in enumerate(sigs):
@@ -431,22 +435,22 @@ class ValueNetwork:
         return out
 
     def _shared_expected(self, sig: Signature) -> float:
-        """E[Q] of a signature this process has no scores of: another worker's
-        (`shared_scores`), else computed here and published."""
-        value = self._from_shared.get(sig)
-        if value is not None:
-            return value
-        key = self._keys.get(sig)
-        if key is None:
-            if len(self._keys) > 100_000:  # bound memory over long games
-                self._keys.clear()
-            key = self._keys[sig] = signature_key(sig)
-        value = self.shared.get(key, self.snapshot)
-        if value is None:
-            value = self._value(sig).expected
-            self.shared.put(key, self.snapshot, value)
+        """E[Q] of a signature not asked yet under these weights: this process's scores,
+        another worker's value (`shared_scores`), else computed here and published."""
+        found = self._scores.get(sig)
+        if found is not None:
+            value = found.expected
         else:
-            self._from_shared[sig] = value
+            key = self._keys.get(sig)
+            if key is None:
+                if len(self._keys) > 100_000:  # bound memory over long games
+                    self._keys.clear()
+                key = self._keys[sig] = signature_key(sig)
+            value = self.shared.get(key, self.snapshot)
+            if value is None:
+                value = self._value(sig).expected
+                self.shared.put(key, self.snapshot, value)
+        self._known[sig] = value
         return value
 
     def refresh_stale(self) -> None:

@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import platform
 
-import numpy as np
-
 from nlmcs.model.features import digest
 
 CAPACITY = 1 << 15  # slots per worker, direct-mapped by key: a collision is only a miss
@@ -44,15 +42,19 @@ def signature_key(sig) -> tuple[int, int]:
 
 
 class SharedScores:
-    """One worker's view of the table: it writes its region and reads the others'."""
+    """One worker's view of the table: it writes its region and reads the others'. The table is
+    read and written through memoryviews, whose items are plain Python ints and floats (a
+    lookup per candidate, so numpy's scalar indexing would cost more than the value)."""
 
     def __init__(self, memory: tuple, worker: int, workers: int):
         meta, values = memory
         capacity = len(values) // workers
-        self.meta = np.frombuffer(meta, np.int64).reshape(workers, capacity, 4)
-        self.values = np.frombuffer(values, np.float64).reshape(workers, capacity)
+        self.meta = memoryview(meta).cast("B").cast("q")
+        self.values = memoryview(values).cast("B").cast("d")
+        self.capacity = capacity
         self.worker = worker
-        self.others = [w for w in range(workers) if w != worker]
+        self.others = [w * capacity for w in range(workers) if w != worker]
+        self.mine = worker * capacity
         self.mask = capacity - 1
 
     def get(self, key: tuple[int, int], snapshot: int) -> float | None:
@@ -60,23 +62,25 @@ class SharedScores:
         low, high = key
         slot = low & self.mask
         meta, values = self.meta, self.values
-        for w in self.others:
-            version = meta[w, slot, 0]
-            if (version & 1 or meta[w, slot, 1] != low or meta[w, slot, 2] != high
-                    or meta[w, slot, 3] != snapshot):
+        for region in self.others:
+            i = region + slot
+            m = 4 * i
+            version = meta[m]
+            if (version & 1 or meta[m + 1] != low or meta[m + 2] != high
+                    or meta[m + 3] != snapshot):
                 continue
-            value = float(values[w, slot])
-            if meta[w, slot, 0] == version:
+            value = values[i]
+            if meta[m] == version:
                 return value
         return None
 
     def put(self, key: tuple[int, int], snapshot: int, value: float) -> None:
         low, high = key
-        slot = low & self.mask
-        meta = self.meta[self.worker]
-        meta[slot, 0] += 1  # odd: being written
-        meta[slot, 1] = low
-        meta[slot, 2] = high
-        meta[slot, 3] = snapshot
-        self.values[self.worker, slot] = value
-        meta[slot, 0] += 1
+        i = self.mine + (low & self.mask)
+        meta, m = self.meta, 4 * i
+        meta[m] += 1  # odd: being written
+        meta[m + 1] = low
+        meta[m + 2] = high
+        meta[m + 3] = snapshot
+        self.values[i] = value
+        meta[m] += 1

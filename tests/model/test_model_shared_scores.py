@@ -36,7 +36,7 @@ def test_a_value_is_read_by_the_other_workers_only_for_its_key_and_snapshot():
     assert b.get(other, 7) is None
     a.put(other, 7, 0.5)  # a collision replaces the slot's value
     assert b.get(key, 7) is None and b.get(other, 7) == 0.5
-    a.meta[0, low & 63, 0] += 1  # a write in progress (odd version) is not read
+    a.meta[4 * (low & 63)] += 1  # a write in progress (odd version) is not read
     assert b.get(other, 7) is None
 
 
@@ -62,9 +62,9 @@ def test_a_worker_reads_what_another_computed_under_the_same_weights(kind):
     NetworkEvaluator(second).share_scores(memory, 1, 2)
     q_first = first.expected_q(SIGS)
     q_second = second.expected_q(SIGS)
-    assert len(second._from_shared) == len(SIGS) and not second._scores  # none computed
+    assert len(second._known) == len(SIGS) and not second._scores  # none computed
     second.expected_q(SIGS)  # asked again: from the values it took
-    assert len(second._from_shared) == len(SIGS) and not second._scores
+    assert len(second._known) == len(SIGS) and not second._scores
     assert q_second.tolist() == q_first.tolist() == alone.expected_q(SIGS).tolist()
     second.w[:] += 0.1  # new weights: the other worker's values are of older ones
     second.weights_changed()
