@@ -54,6 +54,11 @@ class State(abc.ABC):
     def legal_actions(self, agent: AgentId) -> list[Action]:
         """Never empty for a live agent: there is always a 'wait'-like action."""
 
+    def agent_actions(self, player: int) -> list[tuple[AgentId, Sequence[Action]]]:
+        """`(agent, legal_actions(agent))` for each of `agents(player)`, in that order; a game
+        may list them in one pass (roll-outs ask this of every simulated step)."""
+        return [(agent, self.legal_actions(agent)) for agent in self.agents(player)]
+
     @abc.abstractmethod
     def apply_action(self, agent: AgentId, action: Action, rng: np.random.Generator) -> bool:
         """Play one agent's action inside the current turn; False (and no change) if it is no

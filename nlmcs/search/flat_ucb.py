@@ -56,8 +56,8 @@ class FlatUCBPlanner:
                         first[agent] = pick(roots[agent], list(arms[agent]), arms[agent],
                                             self.c, r_rng, self.select)
                     return first
-                return {a: self.random_policy.choose(sim, a, sim.legal_actions(a), r_rng)
-                        for a in sim.agents(player)}
+                return {a: self.random_policy.choose(sim, a, actions, r_rng)
+                        for a, actions in sim.agent_actions(player)}
 
             r = rollout(state, player, move, config=cfg, opponents=self.opponents, rng=r_rng)
             rewards.append(r)

@@ -71,14 +71,14 @@ class MCPlanner:
         return move
 
     def mean_q_move(self, state, player, rng) -> dict[AgentId, Action]:
-        candidates = [(a, state.legal_actions(a)) for a in state.agents(player)]
+        candidates = state.agent_actions(player)
         qs, _ = self.core.evaluator.q_values(state, candidates, sampled=False, rng=rng)
         return {a: acts[epsilon_greedy(q, 0.0, rng)]
                 for (a, acts), q in zip(candidates, qs, strict=True)}
 
     def explain(self, state, player, move, rng) -> list[dict]:
         ev = self.core.evaluator
-        candidates = [(a, state.legal_actions(a)) for a in state.agents(player)]
+        candidates = state.agent_actions(player)
         qs, _ = ev.q_values(state, candidates, sampled=False, rng=rng)
         records = []
         for (agent, actions), q in zip(candidates, qs, strict=True):

@@ -99,8 +99,7 @@ class RolloutCore:
         key = (id(root), player, *when)
         if self._bias_key != key:
             self._bias = {}
-            for agent in root.agents(player):
-                actions = root.legal_actions(agent)
+            for agent, actions in root.agent_actions(player):
                 values = self.prior(root, agent, actions)
                 if values is not None and actions:
                     self._bias[agent] = policy(values, len(actions), self.config.prior_floor)
@@ -110,8 +109,7 @@ class RolloutCore:
     def joint_move(self, state, player, eps, rng, *, learn: bool, datapoints: list,
                    bias: dict[AgentId, np.ndarray] | None = None):
         cfg = self.config
-        agents = state.agents(player)
-        candidates = [(a, state.legal_actions(a)) for a in agents]
+        candidates = state.agent_actions(player)
         sampled = cfg.early_q == "sampled" if learn else cfg.late_q == "sampled"
         stale = not learn and cfg.late_refresh > 1
         # Q of fresh expectations is asked per agent, and only of agents that do not explore

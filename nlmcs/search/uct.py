@@ -51,8 +51,7 @@ class UCTPlanner:
 
             def walk(sim: State, depth: int, current=current, paths=paths, r_rng=r_rng):
                 joint = {}
-                for agent in sim.agents(player):
-                    actions = sim.legal_actions(agent)
+                for agent, actions in sim.agent_actions(player):
                     node = current.get(agent)
                     if node is None:
                         joint[agent] = self.random_policy.choose(sim, agent, actions, r_rng)

@@ -15,11 +15,7 @@ class RandomPolicy:
     kind = "random"
 
     def joint_action(self, state, player: int, rng: np.random.Generator) -> dict[AgentId, Action]:
-        listing = getattr(state, "agent_actions", None)  # the civ state's one-pass listing
-        if listing is not None:
-            pairs = listing(player)
-        else:
-            pairs = [(agent, state.legal_actions(agent)) for agent in state.agents(player)]
+        pairs = state.agent_actions(player)
         draws = rng.random(len(pairs)).tolist()
         out = {}
         for (agent, acts), r in zip(pairs, draws, strict=True):
