@@ -51,7 +51,6 @@ class SharedScores:
         capacity = len(values) // workers
         self.meta = memoryview(meta).cast("B").cast("q")
         self.values = memoryview(values).cast("B").cast("d")
-        self.capacity = capacity
         self.worker = worker
         self.others = [w * capacity for w in range(workers) if w != worker]
         self.mine = worker * capacity
