@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 import tempfile
 from pathlib import Path
 
@@ -252,10 +253,15 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     print(f"{'step':<40}{'':>9}{total:>9.3f}")
     replay_s = sum(r.replay_seconds for r in rows) / n
     same = all(r.replay_same for r in rows)
-    print(f"\nsweeps learned again alone: {1e3 * replay_s / scfg.rollouts:.3f} ms per roll-out "
+    print(f"\nsweeps learned again alone: {1e3 * replay_s / rows[0].rollouts:.3f} ms per roll-out "
           f"({replay_s:.3f} s per step); weights equal to the step's: {'yes' if same else 'NO'}")
     for w in (2, 4):
         least = sum(r.ceiling(w) for r in rows) / n
         print(f"{w} workers at best: {least:.2f} s per step ({total / least:.2f}x), since every "
               "replica learns every roll-out")
-    return 0 if same else 1
+    if not same:
+        print("error: learning the step's roll-outs again from its first weights did not give "
+              "its last ones: the updates depend on more than the roll-outs' rows",
+              file=sys.stderr)
+        return 1
+    return 0

@@ -3,10 +3,10 @@
 Library side of `nlmcs bench step`. The planner runs in this process (one worker) with its
 evaluator and its roll-outs' opponents behind a stopwatch (`TimedEvaluator`, `TimedOpponents`):
 the network's jobs and the opponent's moves are timed where they happen, and what is left of
-the step is the engine applying the moves and the roll-out loop. The
-step's roll-outs are then learned again from the weights the step started with (`replay`): the
-sweeps timed alone, which is steadier than a whole step on a busy machine, and a check that the
-replay ends on the step's weights to the last bit.
+the step is the engine applying the moves and the roll-out loop. The step's roll-outs are then
+learned again from the weights the step started with (`replay`): the sweeps timed alone, which
+is steadier than a whole step on a busy machine, and a check that the replay ends on the
+step's weights to the last bit.
 
 Every replica of a multi-worker search learns every roll-out (`nlmcs.search.workers`), so with W
 workers a step takes at least (step - learning) / W + learning: the ceiling printed here.
