@@ -73,6 +73,9 @@ def register_bench(bench_sub) -> None:
     b.add_argument("--seed", type=SEED, default=0, help="seed of the position")
     b.add_argument("--manual", default="civ-guide", help="stored manual name")
     b.add_argument("--opponent", default="builtin", help="opponent policy inside roll-outs")
+    b.add_argument("--steps", type=COUNT, default=1,
+                   help="real steps timed per row, each from the start position: the first is "
+                        "reported as before, the mean of the others as 'warm s'")
     add_game_options(b)
     add_corpus_options(b)
 
@@ -186,7 +189,7 @@ def bench_cli(args: argparse.Namespace) -> int:
     if not backends or set(backends) - {"numba", "numpy"}:
         raise UserInputError(f"--backends takes numba and/or numpy, not {args.backends!r}")
     print(f"{'method':<16}{'rollouts':>9}{'workers':>8}{'backend':>8}{'sec/step':>10}"
-          f"{'cpu s':>8}{'peak MB':>9}{'x ref':>7}{'release':>9}")
+          f"{'warm s':>8}{'cpu s':>8}{'peak MB':>9}{'x ref':>7}{'release':>9}")
     done: dict[tuple, float] = {}
 
     def on_row(r):
@@ -195,15 +198,17 @@ def bench_cli(args: argparse.Namespace) -> int:
         ratio = f"{ref / r.seconds:>7.1f}" if ref and r.backend != "numpy" else f"{'':>7}"
         release = RELEASE_SECONDS.get((r.method.replace("random-", ""), r.rollouts))
         rel = f"{release:>9.1f}" if release and args.depth == 20 else f"{'':>9}"
+        warm = f"{r.warm_seconds:>8.2f}" if r.warm_seconds is not None else f"{'-':>8}"
         print(f"{r.method:<16}{r.rollouts:>9}{r.workers:>8}{r.backend:>8}{r.seconds:>10.2f}"
-              f"{r.cpu_seconds:>8.2f}{r.peak_mb:>9.0f}{ratio}{rel}", flush=True)  # fmt: skip
+              f"{warm}{r.cpu_seconds:>8.2f}{r.peak_mb:>9.0f}{ratio}{rel}", flush=True)  # fmt: skip
 
     bench_search(game=game, methods=methods, rollouts=rollouts, workers=workers,
                  backends=sorted(backends, reverse=True), depth=args.depth,
                  seed=args.seed, manual=args.manual, corpus=corpus_options(args),
-                 opponent=args.opponent, on_row=on_row)  # fmt: skip
-    print("x ref: the numpy reference's seconds over these; release: the 2011 C++ release on "
-          "two cores (text and linear, depth 20)")
+                 opponent=args.opponent, steps=args.steps, on_row=on_row)  # fmt: skip
+    print("sec/step: the first step; warm s: the mean of the later ones (--steps); cpu s: per "
+          "step; x ref: the numpy reference's seconds over these; release: the 2011 C++ release "
+          "on two cores (text and linear, depth 20)")
     return 0
 
 

@@ -29,9 +29,10 @@ class BenchRow:
     rollouts: int
     workers: int
     backend: str
-    seconds: float
-    cpu_seconds: float
+    seconds: float  # the first real step
+    cpu_seconds: float  # per timed step
     peak_mb: float
+    warm_seconds: float | None = None  # mean of the steps after the first (None: one step)
 
 
 def bench_search(
@@ -47,15 +48,19 @@ def bench_search(
     corpus: CorpusOptions | None = None,
     opponent: str = "builtin",
     model_config: ModelConfig | None = None,
+    steps: int = 1,
     on_row: Callable[[BenchRow], None] | None = None,
 ) -> list[BenchRow]:
-    """Seconds for one real step from the seed's start position, per method, budget, workers
-and backend (methods without a value network are timed once, as "-").
+    """Seconds for the first real step from the seed's start position, per method, budget,
+    workers and backend (methods without a value network are timed once, as "-"); with `steps`
+    above 1 the planner plays that many steps from the same position (step k's choices seeded
+    seed + k) and the mean of all but the first is reported too: the first step also builds
+    what later ones find cached, and one step is a noisy sample on a busy machine.
 
-    Planner start-up (worker processes, manual index) is not timed; CPU seconds add this
-    process and its workers (start-up included for workers), which tells the cost apart from
-    waiting on a busy machine; peak memory is the largest resident size of this process or of
-    any worker so far (ru_maxrss).
+    Planner start-up (worker processes, manual index) is not timed; CPU seconds (per timed
+    step) add this process and its workers (start-up included for workers), which tells the
+    cost apart from waiting on a busy machine; peak memory is the largest resident size of
+    this process or of any worker so far (ru_maxrss).
     """
     state = game.new_initial_state(seed)
     base = model_config or ModelConfig()
@@ -69,19 +74,22 @@ and backend (methods without a value network are timed once, as "-").
                     mcfg = replace(base, backend=backend) if learned else base
                     planner = make_planner(method, game=game, manual=manual, corpus=corpus,
                                            search_config=cfg, model_config=mcfg, seed=seed)
-                    row = _time_step(planner, state, seed, (method, n, w, backend))
+                    row = _time_steps(planner, state, seed, steps, (method, n, w, backend))
                     rows.append(row)
                     if on_row is not None:
                         on_row(row)
     return rows
 
 
-def _time_step(planner, state, seed: int, key: tuple) -> BenchRow:
+def _time_steps(planner, state, seed: int, steps: int, key: tuple) -> BenchRow:
     kids0 = _children_cpu()
+    seconds = []
     try:
-        t0, c0 = time.perf_counter(), time.process_time()
-        planner.choose(state.clone(), 0, np.random.default_rng(seed))
-        seconds = time.perf_counter() - t0
+        c0 = time.process_time()
+        for k in range(steps):
+            t0 = time.perf_counter()
+            planner.choose(state.clone(), 0, np.random.default_rng(seed + k))
+            seconds.append(time.perf_counter() - t0)
         cpu = time.process_time() - c0
     finally:
         planner.close()
@@ -90,7 +98,8 @@ def _time_step(planner, state, seed: int, key: tuple) -> BenchRow:
         resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
     )
-    return BenchRow(*key, seconds, cpu, peak / 1024.0)
+    warm = sum(seconds[1:]) / (steps - 1) if steps > 1 else None
+    return BenchRow(*key, seconds[0], cpu / steps, peak / 1024.0, warm)
 
 
 def _children_cpu() -> float:

@@ -5,6 +5,8 @@ import json
 import pytest
 
 from nlmcs.cli import main
+from nlmcs.experiments.bench_search import bench_search
+from nlmcs.games import make_game
 
 
 @pytest.mark.parametrize("method", ["uct", "linear"])
@@ -37,13 +39,21 @@ def test_bench_search_prints_a_table(tmp_path, monkeypatch, capsys):
                  "--depth", "2", "--map", "tiny"])  # fmt: skip
     assert code == 0
     lines = capsys.readouterr().out.splitlines()
-    header = ["method", "rollouts", "workers", "backend", "sec/step", "cpu", "s", "peak", "MB",
-              "x", "ref", "release"]
+    header = ["method", "rollouts", "workers", "backend", "sec/step", "warm", "s", "cpu", "s",
+              "peak", "MB", "x", "ref", "release"]
     assert lines[0].split() == header
     rows = [ln.split() for ln in lines[1:-1]]
     # the learned method is timed with the reference first, then the compiled path and its ratio
     assert [(r[0], r[3]) for r in rows] == [("linear", "numpy"), ("linear", "numba"), ("uct", "-")]
-    assert len(rows[1]) == 8 and float(rows[1][7]) > 0
+    assert len(rows[1]) == 9 and float(rows[1][8]) > 0
+    assert all(r[5] == "-" for r in rows)  # one step: no warm mean
+    assert main(["bench", "search", "--methods", "linear", "--rollouts", "2", "--workers", "1",
+                 "--depth", "2", "--map", "tiny", "--backends", "numba", "--steps", "3"]) == 0
+    row = capsys.readouterr().out.splitlines()[1].split()
+    assert row[3] == "numba" and float(row[5]) >= 0  # the mean of steps 2 and 3
+    timed = bench_search(game=make_game("civ", preset="tiny"), methods=["linear"], rollouts=[2],
+                         workers=[1], depth=2, steps=3)  # fmt: skip
+    assert len(timed) == 1 and timed[0].warm_seconds > 0 and timed[0].seconds > 0
     assert main(["bench", "search", "--backends", "torch"]) == 2
 
 

@@ -65,6 +65,7 @@ BAD = [
     (("bench", "engine", "--rollouts", "0"), "--rollouts"),
     (("bench", "engine", "--midgame-turns", "-1"), "--midgame-turns"),
     (("bench", "search", "--depth", "0"), "--depth"),
+    (("bench", "search", "--steps", "0"), "--steps"),
     (("bench", "step", "--steps", "0", *TINY), "--steps"),
     (("bench", "step", "--map", "tiny", "--steps", "1", "--rollouts", "0"), "--rollouts"),
     (("bench", "step", "--manual", "no-such-manual", *TINY), "no-such-manual"),
