@@ -164,6 +164,23 @@ def text_expected(
 
 
 @njit(cache=True)
+def draw(p, u):
+    """`network._draw` with its uniform number u given: the first index whose running sum of p
+    exceeds u times the total (the last if none), the sums taken in numpy's order."""
+    n = len(p)
+    c = np.empty(n)
+    acc = 0.0
+    for i in range(n):
+        acc += p[i]
+        c[i] = acc
+    x = u * c[n - 1]
+    for i in range(n):
+        if c[i] > x:
+            return i
+    return n - 1
+
+
+@njit(cache=True)
 def action_sums(rows, norm, unit_phi, atype_phi, atype_lang, atype_pred, w, lang_slots,
                 pred_slots, overlap_w, overlap):
     """`text_expected`'s action-side inputs (rel_a, lang_a, pred_a) of one candidate action:
@@ -685,6 +702,7 @@ def warm_up(expected: bool = False) -> None:
     )  # fmt: skip
     action_sums(i0, f0, f0, f0, f0, np.zeros((0, 2)), table, i0, np.zeros((0, 2), np.int64),
                 0.0, f0)
+    draw(one, 0.5)
     output_rows(i0, f0, np.zeros((0, 2, 2), np.int64), f0, np.zeros((0, 2)), i0,
                 np.zeros(2, np.int64), True)
     sample_labels(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 3), np.bool_), table,

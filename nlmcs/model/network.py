@@ -456,7 +456,10 @@ class ValueNetwork:
         sc = self._value(sig)
         if self.config.kind == "linear":
             return Decision(sig, 0, (), sc.game)
-        y = int(_draw(sc.p, rng))
+        if self.config.backend == "numba":
+            y = _kernels().draw(sc.p, rng.random())  # `_draw`'s index for the same number
+        else:
+            y = int(_draw(sc.p, rng))
         q = sc.game + float(sc.lang[y])
         z: tuple[int, ...] = ()
         if self.config.kind == "text":

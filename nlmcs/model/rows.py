@@ -68,12 +68,18 @@ class UnitWords:
     full: UnitWords | None = None  # a ranked set: the agent's whole set it was cut from,
     pick: np.ndarray | None = None  # (Wc,) its words' places there,
     picked_rows: np.ndarray | None = None  # (C,) and its sentences' rows there
+    bounds: list[int] | None = None  # first word of each row and one past the last, on first use
 
     def span(self, y: int) -> tuple[int, int]:
-        """First and one-past-last word of candidate row `y`."""
-        lo = int(np.searchsorted(self.rows, y, side="left"))
-        hi = int(np.searchsorted(self.rows, y, side="right"))
-        return lo, hi
+        """First and one-past-last word of candidate row `y` (`rows` is sorted: the words of
+        row y end where those of row y + 1 begin)."""
+        if not 0 <= y <= len(self.sentences):
+            return (int(np.searchsorted(self.rows, y, side="left")),
+                    int(np.searchsorted(self.rows, y, side="right")))
+        if self.bounds is None:
+            self.bounds = np.searchsorted(self.rows, np.arange(len(self.sentences) + 2),
+                                          side="left").tolist()  # fmt: skip
+        return self.bounds[y], self.bounds[y + 1]
 
 
 @dataclass

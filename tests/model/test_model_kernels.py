@@ -12,8 +12,9 @@ from toy_game import ToyGame, make_manual, same_random_weights
 from nlmcs.games.base import step
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
+from nlmcs.model.kernels import draw
 from nlmcs.model.learner import learn, prepare, update
-from nlmcs.model.network import ValueNetwork
+from nlmcs.model.network import ValueNetwork, _draw
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.methods import make_planner
 
@@ -154,6 +155,39 @@ def test_compiled_output_rows_equal_the_reference(index, variant):
                 assert np.array_equal(a[0], b[0]) and np.array_equal(a[1], b[1])
                 labelled += sum(1 for x in z if x < 2)
     assert labelled > 0
+
+
+def test_compiled_draw_picks_what_the_reference_picks():
+    # The relevance draw of a datapoint: the same index for the same uniform number, on
+    # probabilities with zeros, ties at the running sums' steps, one row, and all zeros.
+    class Fixed:  # the reference's generator, giving the number the kernel is given
+        def __init__(self, u):
+            self.u = u
+
+        def random(self):
+            return self.u
+
+    rng = np.random.default_rng(5)
+    cases = [rng.dirichlet(np.ones(k)) for k in (1, 2, 7, 60)]
+    cases += [np.array([0.0, 0.5, 0.0, 0.5]), np.array([0.25] * 4), np.zeros(3),
+              np.array([1.0, 0.0, 0.0])]
+    for p in cases:
+        c = np.cumsum(p)
+        steps = [x / c[-1] for x in c] if c[-1] > 0 else []
+        for u in [0.0, 0.999999, *rng.random(50), *steps, *np.nextafter(steps, 0)]:
+            if 0.0 <= u < 1.0:
+                assert draw(p, u) == _draw(p, Fixed(u)), (p, u)
+
+
+def test_word_spans_from_row_bounds_equal_the_searches(index):
+    # A candidate row's words, read from bounds taken once, are where the searches find them.
+    net = ValueNetwork(ModelConfig(min_count=1, kind="text"), index)
+    for sig in SIGS:
+        uw = net.features(sig).unit
+        rows = uw.rows
+        for y in range(-1, len(uw.sentences) + 2):
+            assert uw.span(y) == (int(np.searchsorted(rows, y, side="left")),
+                                  int(np.searchsorted(rows, y, side="right")))
 
 
 @pytest.mark.parametrize("scale", [40.0, 400.0])
