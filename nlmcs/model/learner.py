@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nlmcs.model.compiled import kernels
 from nlmcs.model.network import Decision, ValueNetwork
 from nlmcs.model.rows import FeatureRows, SigFeatures, row_sums
 
@@ -460,8 +461,6 @@ def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, rul
                      h_alpha: float, h_l2: float) -> None:
     """The sweeps above in one compiled call (`kernels.shared_sweeps`, on the rows stored
     once per shared set); the numpy loop is the reference it is tested against."""
-    from nlmcs.model.kernels import shared_sweeps
-
     cfg, rows = net.config, net.rows
     ints, empty = np.zeros(0, np.int64), _cat([])
     sh = batch.shared
@@ -473,12 +472,12 @@ def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, rul
         sh = sh.restored(rows)
         sh_arrays = (sh.slot, sh.val, sh.row, sh.start, sh.first_row, sh.owner_set)
         own = sh.own
-    shared_sweeps(cfg.passes, target, RULES[rule], cfg.alpha, cfg.l2, h_alpha, h_l2,
-                  cfg.temperature, batch.f.slot, batch.f.val, batch.f.row, n, *sh_arrays,
-                  own.slot, own.val, own.row, batch.row_owner, batch.row_start,
-                  batch.chosen_row, lab.static, lab.parent, lab.flags, batch.word_owner,
-                  batch.word_label, rows.flag_slots, rows.plabel_slots, net.u, net.v,
-                  net.w)  # fmt: skip
+    kernels().shared_sweeps(
+        cfg.passes, target, RULES[rule], cfg.alpha, cfg.l2, h_alpha, h_l2, cfg.temperature,
+        batch.f.slot, batch.f.val, batch.f.row, n, *sh_arrays, own.slot, own.val, own.row,
+        batch.row_owner, batch.row_start, batch.chosen_row, lab.static, lab.parent, lab.flags,
+        batch.word_owner, batch.word_label, rows.flag_slots, rows.plabel_slots, net.u, net.v,
+        net.w)  # fmt: skip
 
 
 def _compiled_expected_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float,
@@ -486,20 +485,19 @@ def _compiled_expected_sweeps(net: ValueNetwork, batch: Batch, n: int, target: f
     """The `expected` rule's sweeps in one compiled call (`kernels.expected_sweeps`): every
     pass rescores all candidate rows from `batch.row_q` instead of through the network's
     per-signature scores; the numpy loop with `_expected_factors` is the reference."""
-    from nlmcs.model.kernels import expected_sweeps
-
     cfg, rq, rows = net.config, batch.row_q, net.rows
     lab = batch.labels if batch.labels is not None else NO_LABELS
     phi = batch.phi
-    expected_sweeps(cfg.passes, target, cfg.alpha, cfg.l2, h_alpha, h_l2, cfg.temperature,
-                    batch.f.slot, batch.f.val, batch.f.row, n,
-                    phi.slot, phi.val, phi.row, batch.row_owner, batch.row_start,
-                    batch.chosen_row, lab.static, lab.parent, lab.flags, batch.word_owner,
-                    batch.word_label, rq.row_src, rq.row_sig, rq.game.slot, rq.game.row,
-                    rq.lang.slot, rq.lang.val,
-                    rq.lang.row, rq.pred.slot, rq.pred.val, rq.pred.row, rq.word_row, rq.parent,
-                    rq.order, rq.static, rq.flags, rows.flag_slots, rows.plabel_slots,
-                    net.u, net.v, net.w)  # fmt: skip
+    kernels().expected_sweeps(
+        cfg.passes, target, cfg.alpha, cfg.l2, h_alpha, h_l2, cfg.temperature,
+        batch.f.slot, batch.f.val, batch.f.row, n,
+        phi.slot, phi.val, phi.row, batch.row_owner, batch.row_start,
+        batch.chosen_row, lab.static, lab.parent, lab.flags, batch.word_owner,
+        batch.word_label, rq.row_src, rq.row_sig, rq.game.slot, rq.game.row,
+        rq.lang.slot, rq.lang.val,
+        rq.lang.row, rq.pred.slot, rq.pred.val, rq.pred.row, rq.word_row, rq.parent,
+        rq.order, rq.static, rq.flags, rows.flag_slots, rows.plabel_slots,
+        net.u, net.v, net.w)  # fmt: skip
 
 
 def _expected_factors(net: ValueNetwork, batch: Batch, q: np.ndarray,

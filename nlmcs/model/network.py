@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nlmcs.model.compiled import kernels
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ROOT, ManualIndex, Signature
 from nlmcs.model.rows import FeatureRows, Part, SigFeatures, UnitWords, overlap_sum, row_sums
@@ -151,7 +152,7 @@ class ValueNetwork:
         (`kernels.text_scores`, or `kernels.text_expected` without the per-word arrays) on
         the weight sums signatures share (`_action_sums`, `_state_sums`); the numpy code below
         (`_compute_scores`) is the reference they are tested against."""
-        kernels = _kernels()
+        compiled = kernels()
         cfg, rows = self.config, self.rows
         feats = self.features(sig)
         uw = feats.unit
@@ -175,12 +176,12 @@ class ValueNetwork:
             # to the others (`text_expected`'s base): they differ in a few words' flags.
             key = ("label marginals", uw.key)
             base = self._part_cache.get(key, _NO_BASE) if labels else _NO_BASE
-            p, lang, expected, marg = kernels.text_expected(*args, *base)
+            p, lang, expected, marg = compiled.text_expected(*args, *base)
             if labels and base is _NO_BASE:
                 self._part_cache[key] = (marg, feats.flags)
             return SigScores(game, p, lang, None, None, None, expected,
                              (pred_a, pred_b) if labels else None)
-        p, lang, cond, marg, pred, expected = kernels.text_scores(*args)
+        p, lang, cond, marg, pred, expected = compiled.text_scores(*args)
         if not labels:
             return SigScores(game, p, lang, None, None, None, expected)
         return SigScores(game, p, lang, pred, cond, marg, expected)
@@ -204,7 +205,7 @@ class ValueNetwork:
     def _action_sums_of(self, keys: list, parts: list, uw: UnitWords):
         a = self._part_scores(keys[0], parts[0], uw)
         action = parts[1]
-        return _kernels().action_sums(uw.rows, uw.norm, self._unit_scores(uw.key, uw)[0], a[0],
+        return kernels().action_sums(uw.rows, uw.norm, self._unit_scores(uw.key, uw)[0], a[0],
                                       a[1], a[2], self.w, action.lang, action.pred,
                                       self.u[self.rows.overlap_slot], action.overlap)
 
@@ -263,7 +264,7 @@ class ValueNetwork:
             if uw.full is not None:  # per word: the whole set's, cut out
                 static_exp = self._static(uw.full)[1][uw.pick]
             else:
-                static_exp = _kernels().static_factors(static, self.config.temperature)
+                static_exp = kernels().static_factors(static, self.config.temperature)
             self._part_cache[key] = static_exp
         return static, static_exp
 
@@ -457,7 +458,7 @@ class ValueNetwork:
         if self.config.kind == "linear":
             return Decision(sig, 0, (), sc.game)
         if self.config.backend == "numba":
-            y = _kernels().draw(sc.p, rng.random())  # `_draw`'s index for the same number
+            y = kernels().draw(sc.p, rng.random())  # `_draw`'s index for the same number
         else:
             y = int(_draw(sc.p, rng))
         q = sc.game + float(sc.lang[y])
@@ -480,7 +481,7 @@ class ValueNetwork:
                 pred_a, pred_b, grounding = self._pred(sig, sc), _NO_PRED, False
             else:
                 (pred_a, pred_b), grounding = sc.pred_in, cfg.grounding_features
-            labels, q = _kernels().sample_labels(
+            labels, q = kernels().sample_labels(
                 static, static_exp, self.features(sig).flags, self.v, rows.flag_slots,
                 rows.plabel_slots, cfg.temperature, pred_a, pred_b, grounding,
                 self.w[rows.match_slots], uw.norm, uw.parent, uw.order, lo, hi,
@@ -524,20 +525,6 @@ class ValueNetwork:
             return np.arange(len(sc.p)), sc.p
         sentences = self.features(sig).unit.sentences
         return np.append(sentences, -1), sc.p
-
-
-_KERNELS = None
-
-
-def _kernels():
-    """`nlmcs.model.kernels`, imported on first use: numba loads only where the compiled backend
-    runs, and a hot path does not pay an import statement per call (~0.75 us)."""
-    global _KERNELS
-    if _KERNELS is None:
-        from nlmcs.model import kernels
-
-        _KERNELS = kernels
-    return _KERNELS
 
 
 _NO_PRED = np.zeros((0, 2))  # the relevance-only kind has no label layer

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from manual_pipeline.words import stem
+from nlmcs.model.compiled import kernels
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import (
     ROOT,
@@ -149,7 +150,7 @@ class SentenceRows:
             lang=(lang.ravel(), np.repeat(norm, lang.shape[1])),
             pred=feats.pred(lo, hi),
             norm=norm,
-            match=feats.match[lo:hi].copy(),  # not a view: keeps no (Wc, 2) array alive
+            match=feats.flags[lo:hi, [2, 0]].astype(float),  # `feats.match[lo:hi]`, a copy
             parent=np.where(par < 0, -1, par - lo),
         )
 
@@ -442,20 +443,19 @@ class FeatureRows:
         the chosen sentence's language features, and for its action- and state-labelled words
         the predicate features (and the grounding matches). Background words add nothing."""
         kind = self.config.kind
-        parts = [(feats.game, np.ones(len(feats.game)))]
-        if kind == "nonlinear":
-            fy = feats.latent_f[y]
-            parts.append((fy, np.ones(len(fy))))
-        elif kind != "linear" and y < len(feats.unit.sentences):
+        if kind in ("nonlinear", "linear") or y >= len(feats.unit.sentences):
+            parts = [(feats.game, np.ones(len(feats.game)))]
+            if kind == "nonlinear":
+                fy = feats.latent_f[y]
+                parts.append((fy, np.ones(len(fy))))
+        else:
             sent = self._sentence(feats, y)
             if not (kind == "text" and z):
                 return sent.head
             if self.config.backend == "numba":
-                from nlmcs.model.kernels import output_rows
-
-                return output_rows(*sent.head, sent.pred, sent.norm, sent.match,
-                                   np.array(z, np.int64), self.match_slots,
-                                   self.config.grounding_features)
+                return kernels().output_rows(*sent.head, sent.pred, sent.norm, sent.match,
+                                             np.array(z, np.int64), self.match_slots,
+                                             self.config.grounding_features)  # fmt: skip
             z = np.asarray(z)
             labelled = np.flatnonzero(z < 2)
             pred = sent.pred[labelled, z[labelled]]  # (labelled words, parts)
