@@ -166,16 +166,17 @@ def text_expected(
 @njit(cache=True)
 def draw(p, u):
     """`network._draw` with its uniform number u given: the first index whose running sum of p
-    exceeds u times the total (the last if none), the sums taken in numpy's order."""
+    exceeds u times the total (the last if none), the sums taken in numpy's order (the
+    running sums are added up again rather than kept: the same values, no array)."""
     n = len(p)
-    c = np.empty(n)
+    total = 0.0
+    for i in range(n):
+        total += p[i]
+    x = u * total
     acc = 0.0
     for i in range(n):
         acc += p[i]
-        c[i] = acc
-    x = u * c[n - 1]
-    for i in range(n):
-        if c[i] > x:
+        if acc > x:
             return i
     return n - 1
 
@@ -210,10 +211,10 @@ def action_sums(rows, norm, unit_phi, atype_phi, atype_lang, atype_pred, w, lang
 def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temperature, pred_a,
                   pred_b, grounding, match_w, norm, parent, order, lo, hi, uniforms):
     """Labels z of the words lo..hi of one sentence drawn from p(z | parent's label), parents
-    first (each word's draw is the first label whose cumulative probability exceeds its
-    uniform, as `network._draw`), and their predicate score sum_j pred[j, z_j] (background 0):
-    pred is pred_a + pred_b, the two pieces of `text_scores`, and with `grounding` the matches
-    are added as it adds them (pred_b empty: pred_a is the full (Wc, 3) score).
+    first (each word's label by `draw` from its uniform, as `network._draw`), and their
+    predicate score sum_j pred[j, z_j] (background 0): pred is pred_a + pred_b, the two pieces
+    of `text_scores`, and with `grounding` the matches are added as it adds them (pred_b empty:
+    pred_a is the full (Wc, 3) score).
     Each word's conditionals are computed as it is drawn, with `text_scores`' arithmetic."""
     eb = _parent_factors(v, plabel_slots, temperature)
     ef = _flag_factors(v, flag_slots, temperature)
@@ -234,11 +235,8 @@ def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temper
                        block, 0)
         par = parent[j]
         lp = ROOT if par < 0 else labels[par - lo]
-        c0 = block[0, lp, 0]
-        c1 = c0 + block[0, lp, 1]
-        x = uniforms[i] * (c1 + block[0, lp, 2])
+        lab = draw(block[0, lp], uniforms[i])
         i += 1
-        lab = 0 if c0 > x else (1 if c1 > x else 2)
         labels[j - lo] = lab
         if lab < 2:
             x = pred_a[j, lab] + pred_b[j, lab] if len(pred_b) else pred_a[j, lab]

@@ -114,7 +114,11 @@ class SigFeatures:
     @property
     def match(self) -> np.ndarray:
         """(Wc, 2): the word matches the action's words (label action) / a state word (state)."""
-        return self.flags[:, [2, 0]].astype(float)
+        return self.match_of(0, len(self.flags))
+
+    def match_of(self, lo: int, hi: int) -> np.ndarray:
+        """`match` of the words lo..hi only (a new array)."""
+        return self.flags[lo:hi, [2, 0]].astype(float)
 
     def lang(self, lo: int, hi: int) -> np.ndarray:
         return np.stack([p.lang[lo:hi] for p in self.parts], axis=1)
@@ -150,7 +154,7 @@ class SentenceRows:
             lang=(lang.ravel(), np.repeat(norm, lang.shape[1])),
             pred=feats.pred(lo, hi),
             norm=norm,
-            match=feats.flags[lo:hi, [2, 0]].astype(float),  # `feats.match[lo:hi]`, a copy
+            match=feats.match_of(lo, hi),
             parent=np.where(par < 0, -1, par - lo),
         )
 
