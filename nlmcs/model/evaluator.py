@@ -103,6 +103,15 @@ class NetworkEvaluator:
     def load_learned(self, learned: tuple) -> None:
         self.net.load_learned(learned)
 
+    def keep_changes(self) -> None:
+        self.net.keep_changes()
+
+    def changes(self) -> tuple:
+        return self.net.changes()
+
+    def load_changes(self, changes: tuple) -> None:
+        self.net.load_changes(changes)
+
     def explain(self, state: State, agent: AgentId, action: Action, rng, *, top: int = 20) -> dict:
         """The text side of one decision: candidate sentences, the sampled one, word labels."""
         net = self.net

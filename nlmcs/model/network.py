@@ -72,6 +72,8 @@ class ValueNetwork:
         # E[Q] under the current weights when workers share them: this worker's or another's
         self._known: dict[Signature, float] = {}
         self._keys: dict[Signature, tuple[int, int]] = {}
+        # u, v, w as a replica in another process last copied them (`keep_changes`)
+        self._shipped: tuple[np.ndarray, ...] | None = None
 
     # --- weights ------------------------------------------------------------------------------
     def reset(self) -> None:
@@ -89,6 +91,9 @@ class ValueNetwork:
         self.reward_sum, self.reward_count = 0.0, 0
         self.weights_changed()
         self.refresh_stale()
+        if self._shipped is not None:  # the other replica resets alike
+            for table, copy in zip((self.u, self.v, self.w), self._shipped, strict=True):
+                np.copyto(copy, table)
 
     def _set_priors(self) -> None:
         cfg, rows = self.config, self.rows
@@ -110,6 +115,33 @@ class ValueNetwork:
         u, v, w, self.reward_sum, self.reward_count, self._started = learned
         self.u[:], self.v[:], self.w[:] = u, v, w
         self.weights_changed()
+        self.refresh_stale()
+
+    def keep_changes(self) -> None:
+        """Note the weights as they are now, as a replica identical to this one holds them:
+        `changes` then gives what moved since (or since the last `changes` or reset)."""
+        self._shipped = (self.u.copy(), self.v.copy(), self.w.copy())
+
+    def changes(self) -> tuple:
+        """What learning changed since `keep_changes`, the last call or the last reset,
+        picklable: the slots whose bits differ and their values, the reward totals and the
+        snapshot. A replica that was identical to this one then, and reset alike, becomes
+        identical again with `load_changes` (a step moves a small share of the tables)."""
+        moved = []
+        for table, copy in zip((self.u, self.v, self.w), self._shipped, strict=True):
+            # bits, not values: -0.0 == 0.0 and nan != nan
+            slots = np.flatnonzero(table.view(np.int64) != copy.view(np.int64))
+            values = table[slots]
+            copy[slots] = values
+            moved.append((slots, values))
+        return tuple(moved), self.reward_sum, self.reward_count, self._started, self.snapshot
+
+    def load_changes(self, changes: tuple) -> None:
+        moved, self.reward_sum, self.reward_count, self._started, snapshot = changes
+        for table, (slots, values) in zip((self.u, self.v, self.w), moved, strict=True):
+            table[slots] = values
+        self.weights_changed()
+        self.snapshot = snapshot
         self.refresh_stale()
 
     def weights_changed(self) -> None:

@@ -60,6 +60,17 @@ class Evaluator(Protocol):
     def load_learned(self, learned: object) -> None:
         """Become identical to the replica whose `learned()` this is."""
 
+    def keep_changes(self) -> None:
+        """From now on, keep what a replica identical to this one holds (for `changes`)."""
+
+    def changes(self) -> object:
+        """What learning changed since `keep_changes` or the last call, picklable: a replica
+        identical to this one then, and reset alike since, becomes identical again with
+        `load_changes` (cheaper to ship than `learned` when little moved)."""
+
+    def load_changes(self, changes: object) -> None:
+        """Become identical to the replica whose `changes()` these are."""
+
 
 class ConstantEvaluator:
     """Q = 0 everywhere and nothing to learn."""
@@ -90,4 +101,13 @@ class ConstantEvaluator:
         return None
 
     def load_learned(self, learned) -> None:
+        pass
+
+    def keep_changes(self) -> None:
+        pass
+
+    def changes(self) -> None:
+        return None
+
+    def load_changes(self, changes) -> None:
         pass

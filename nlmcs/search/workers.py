@@ -10,9 +10,10 @@ the batch's weights). With `late_refresh` above 1 a worker's stale Q depends on 
 ran, so there each worker takes fixed shares (i, i + W, ...) and a seed plays the same game for the
 same number of workers. The parent does not learn during a step (it would be one process more than
 there are workers competing for the cores); when it needs its weights (the end of a step), the
-workers learn the last batch and the first sends its learned weights back, which, the replicas
-being identical, is what replaying the updates would have given. Each worker pins torch and BLAS to
-one thread; parallelism is over processes.
+workers learn the last batch and the first sends back the weights that moved since the last step
+(`Evaluator.changes`: a share of the 8 MB tables, which took ~28 ms to send whole), which, the
+replicas being identical, is what replaying the updates would have given. Each worker pins torch
+and BLAS to one thread; parallelism is over processes.
 
 Every worker process of the project (these, and the game pools of `nlmcs.experiments.pool`) is
 set up by `worker_setup`: Ctrl-C reaches the whole process group, but only the parent decides
@@ -103,6 +104,8 @@ def _worker(conn, core_bytes: bytes, parent_pid: int, shared, worker: int, worke
     core = pickle.loads(core_bytes)
     if shared is not None:
         core.evaluator.share_scores(shared, worker, workers)
+    if worker == 0:  # it sends the parent what its replica learned, at the end of each step
+        core.evaluator.keep_changes()
     core.warm_up()
     conn.send("ready")
     step = None
@@ -146,7 +149,7 @@ def _worker(conn, core_bytes: bytes, parent_pid: int, shared, worker: int, worke
             _, others, reply = msg
             catch_up(others)
             if reply:
-                conn.send(core.evaluator.learned())
+                conn.send(core.evaluator.changes())
         elif kind == "batch":  # a new batch: learn the last one, then its first roll-out
             _, others, k = msg
             catch_up(others)
@@ -270,11 +273,12 @@ class ProcessExecutor:
 
     def flush(self) -> None:
         """Bring this process's replica up to date (before reading its weights): every worker
-        learns what it has not yet, and the first sends back what it has learned."""
+        learns what it has not yet, and the first sends back the weights that moved since the
+        last time (this replica resets as the workers' do)."""
         if not self.behind:
             return
         self._send(lambda i, others: ("sync", others, i == 0))
-        self.core.evaluator.load_learned(self.conns[0].recv())
+        self.core.evaluator.load_changes(self.conns[0].recv())
         self.behind = False
 
     def close(self) -> None:

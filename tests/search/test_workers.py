@@ -18,6 +18,15 @@ class _Evaluator:
     def load_learned(self, learned):
         pass
 
+    def keep_changes(self):
+        pass
+
+    def changes(self):
+        return ()
+
+    def load_changes(self, changes):
+        pass
+
 
 class WaitingCore:
     """A roll-out core whose roll-out 0 finishes only once roll-outs 1..n-1 have run (each
