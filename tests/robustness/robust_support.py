@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -52,7 +53,13 @@ def start(*args, env: dict, **kwargs) -> subprocess.Popen:
 
 
 def finish(proc: subprocess.Popen) -> Result:
-    out, err = proc.communicate(timeout=DEADLINE)
+    try:
+        out, err = proc.communicate(timeout=DEADLINE)
+    except subprocess.TimeoutExpired:
+        # a command that ignored the signal it was sent must not outlive its test
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"the command did not end within {DEADLINE} s")
     return Result(proc.returncode, out, err)
 
 
