@@ -7,20 +7,14 @@ import pickle
 
 import numpy as np
 import pytest
+from toy_game import TOY_SIGNATURES as SIGS
 from toy_game import make_manual, same_random_weights
 
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.evaluator import NetworkEvaluator
-from nlmcs.model.features import ManualIndex, Signature
+from nlmcs.model.features import ManualIndex
 from nlmcs.model.network import ValueNetwork
 
-SIGS = [
-    Signature(("settlers",), ("irrigate",), "irrigate", ("grassland",)),
-    Signature(("settlers",), ("irrigate",), "irrigate", ("hills", "river")),
-    Signature(("settlers",), ("move", "north"), "move", ()),
-    Signature(("civilization",), ("research bronze working",), "research", ()),
-    Signature(("warriors",), ("wait",), "wait", ("grassland",)),
-]
 CASES = [
     ("text", "numba", {}),
     ("text", "numpy", {}),

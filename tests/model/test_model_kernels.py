@@ -7,6 +7,7 @@ import pickle
 
 import numpy as np
 import pytest
+from toy_game import TOY_SIGNATURES as SIGS
 from toy_game import ToyGame, make_manual, same_random_weights
 
 from nlmcs.games.base import step
@@ -18,13 +19,6 @@ from nlmcs.model.network import ValueNetwork, _draw
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.methods import make_planner
 
-SIGS = [
-    Signature(("settlers",), ("irrigate",), "irrigate", ("grassland",)),
-    Signature(("settlers",), ("mine",), "mine", ("hills", "river")),
-    Signature(("settlers",), ("move", "north"), "move", ()),
-    Signature(("civilization",), ("research bronze working",), "research", ()),
-    Signature(("warriors",), ("wait",), "wait", ("grassland",)),
-]
 VARIANTS = [
     {},
     {"normalize": True, "overlap_state": True, "grounding_features": False},

@@ -15,6 +15,7 @@ import pandas as pd
 from manual_pipeline.store import StoredManual
 from manual_pipeline.words import STOP_WORDS, stem
 from nlmcs.games.base import Action, AgentId, Game, State
+from nlmcs.model.features import Signature
 
 TERRAINS = ("grassland", "hills", "desert")
 GOOD = {("irrigate", "grassland"), ("mine", "hills")}
@@ -212,3 +213,12 @@ def same_random_weights(nets: list, seed: int = 0) -> None:
         for net in nets:
             getattr(net, table)[:] = values
             net.weights_changed()
+
+
+TOY_SIGNATURES = [  # candidates of the toy manual's words, for the model's tests
+    Signature(("settlers",), ("irrigate",), "irrigate", ("grassland",)),
+    Signature(("settlers",), ("mine",), "mine", ("hills", "river")),
+    Signature(("settlers",), ("move", "north"), "move", ()),
+    Signature(("civilization",), ("research bronze working",), "research", ()),
+    Signature(("warriors",), ("wait",), "wait", ("grassland",)),
+]
