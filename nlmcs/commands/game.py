@@ -67,13 +67,17 @@ def register(sub) -> None:
 
 def register_bench(bench_sub) -> None:
     b = add_command(bench_sub, "engine", help="simulated turns per second of the civ engine",
-                    example="nlmcs bench engine --rollouts 200", func=bench_cli)
+                    example="nlmcs bench engine --rollouts 200 --out results/bench_engine.csv",
+                    func=bench_cli)
     b.add_argument("--rollouts", type=COUNT, default=200, help="random roll-outs to time")
     b.add_argument("--depth", type=COUNT, default=20, help="turns per roll-out")
     b.add_argument("--seed", type=SEED, default=0, help="seed of the mid-game position")
     b.add_argument("--midgame-turns", type=int_option(low=0), default=50,
                    help="turns of built-in AI play before timing")
     _map_options(b)
+    b.add_argument("--out", type=Path,
+                   help="also append the figures, with the time, host and load average, as a "
+                        "row of this CSV file")
 
 
 def _map_options(p) -> None:
@@ -207,14 +211,31 @@ def series_cli(args) -> int:
     return 0
 
 
+ENGINE_OPTIONS = ("map", "width", "height", "ruleset", "seed", "midgame_turns")
+"""The options recorded beside `bench_engine`'s figures in an --out row."""
+
+
 def bench_cli(args) -> int:
-    from nlmcs.experiments.bench_engine import bench_engine
+    from nlmcs.experiments.bench_engine import FIGURES, bench_engine
+    from nlmcs.experiments.bench_record import BenchTable, context, load_average
     from nlmcs.games.civ import CivGame
 
-    figures = bench_engine(game=CivGame(_config(args)), rollouts=args.rollouts,
-                           depth=args.depth, seed=args.seed, midgame_turns=args.midgame_turns)
+    game = CivGame(_config(args))
+    table = None if args.out is None else BenchTable(args.out, [*ENGINE_OPTIONS, *FIGURES])
+    load = load_average()
+    figures = bench_engine(game=game, rollouts=args.rollouts, depth=args.depth,
+                           seed=args.seed, midgame_turns=args.midgame_turns)
     width = max(len(k) for k in figures)
     for key, value in figures.items():
         text = f"{value:,.1f}" if isinstance(value, float) else str(value)
         print(f"{key:<{width}}  {text}")
+    row = context(load)
+    print(f"{'load_average':<{width}}  {row['load_before']} before, {row['load_after']} after")
+    if table is not None:
+        cfg = game.config
+        row.update({"map": args.map, "width": cfg.width, "height": cfg.height,
+                    "ruleset": cfg.ruleset, "seed": args.seed,
+                    "midgame_turns": args.midgame_turns})
+        table.append({**row, **{k: figures[k] for k in FIGURES}})
+        print(f"row appended to {table.path}")
     return 0

@@ -61,7 +61,8 @@ def register_bench(bench_sub) -> None:
         bench_sub,
         "search",
         help="seconds per real step for each method, roll-out budget and worker count",
-        example="nlmcs bench search --methods text,linear --rollouts 100,200,500 --workers 1,2",
+        example="nlmcs bench search --methods text,linear --rollouts 100,200,500 --workers 1,2 "
+                "--out results/bench_search.csv",
         func=bench_cli,
     )
     b.add_argument("--methods", default=",".join(PAPER_METHODS), help="comma-separated methods")
@@ -76,6 +77,9 @@ def register_bench(bench_sub) -> None:
     b.add_argument("--steps", type=COUNT, default=1,
                    help="real steps timed per row, each from the start position: the first is "
                         "reported as before, the mean of the others as 'warm s'")
+    b.add_argument("--out", type=Path,
+                   help="also append each row, with the time, host and load average, to this "
+                        "CSV file")
     add_game_options(b)
     add_corpus_options(b)
 
@@ -176,7 +180,18 @@ def _log_header(args: argparse.Namespace, scfg, mcfg) -> dict:
     return {"manual": manual, "search": scfg.to_dict(), "model": mcfg.to_dict()}
 
 
+SEARCH_COLUMNS = ("method", "rollouts", "workers", "backend", "seconds", "cpu_seconds",
+                  "peak_mb", "warm_seconds", "depth", "seed", "steps", "opponent", "manual", "game",
+                  "map", "x_ref", "release_seconds")
+"""The columns of `nlmcs bench search --out` after the context ones: `BenchRow`'s fields, the
+options that set the position and budget, the compiled path's speed-up over the numpy
+reference and the 2011 release's seconds where known."""
+
+
 def bench_cli(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from nlmcs.experiments.bench_record import BenchTable, context, load_average
     from nlmcs.experiments.bench_search import RELEASE_SECONDS, bench_search
 
     methods = csv_names(args.methods)
@@ -188,19 +203,31 @@ def bench_cli(args: argparse.Namespace) -> int:
     backends = csv_names(args.backends)
     if not backends or set(backends) - {"numba", "numpy"}:
         raise UserInputError(f"--backends takes numba and/or numpy, not {args.backends!r}")
+    table = None if args.out is None else BenchTable(args.out, SEARCH_COLUMNS)
+    first_load = load_average()
     print(f"{'method':<16}{'rollouts':>9}{'workers':>8}{'backend':>8}{'sec/step':>10}"
           f"{'warm s':>8}{'cpu s':>8}{'peak MB':>9}{'x ref':>7}{'release':>9}")
     done: dict[tuple, float] = {}
+    load = [first_load]
 
     def on_row(r):
         done[(r.method, r.rollouts, r.workers, r.backend)] = r.seconds
         ref = done.get((r.method, r.rollouts, r.workers, "numpy"))
-        ratio = f"{ref / r.seconds:>7.1f}" if ref and r.backend != "numpy" else f"{'':>7}"
+        x_ref = ref / r.seconds if ref and r.backend != "numpy" else None
+        ratio = f"{x_ref:>7.1f}" if x_ref else f"{'':>7}"
         release = RELEASE_SECONDS.get((r.method.replace("random-", ""), r.rollouts))
-        rel = f"{release:>9.1f}" if release and args.depth == 20 else f"{'':>9}"
+        release = release if args.depth == 20 else None
+        rel = f"{release:>9.1f}" if release else f"{'':>9}"
         warm = f"{r.warm_seconds:>8.2f}" if r.warm_seconds is not None else f"{'-':>8}"
         print(f"{r.method:<16}{r.rollouts:>9}{r.workers:>8}{r.backend:>8}{r.seconds:>10.2f}"
               f"{warm}{r.cpu_seconds:>8.2f}{r.peak_mb:>9.0f}{ratio}{rel}", flush=True)  # fmt: skip
+        row = context(load[0])
+        load[0] = row["load_after"]
+        if table is not None:
+            table.append({**row, **asdict(r), "depth": args.depth, "seed": args.seed,
+                          "steps": args.steps, "opponent": args.opponent,
+                          "manual": args.manual, "game": args.game, "map": args.map,
+                          "x_ref": x_ref, "release_seconds": release})  # fmt: skip
 
     bench_search(game=game, methods=methods, rollouts=rollouts, workers=workers,
                  backends=sorted(backends, reverse=True), depth=args.depth,
@@ -208,7 +235,10 @@ def bench_cli(args: argparse.Namespace) -> int:
                  opponent=args.opponent, steps=args.steps, on_row=on_row)  # fmt: skip
     print("sec/step: the first step; warm s: the mean of the later ones (--steps); cpu s: per "
           "step; x ref: the numpy reference's seconds over these; release: the 2011 C++ release "
-          "on two cores (text and linear, depth 20)")
+          f"on two cores (text and linear, depth 20); load average {first_load} before, "
+          f"{load[0]} after")
+    if table is not None:
+        print(f"rows appended to {table.path}")
     return 0
 
 

@@ -15,6 +15,11 @@ import numpy as np
 from nlmcs.games.civ import CivGame
 from nlmcs.games.runner import play_game
 
+FIGURES = ("map_tiles", "start_turn", "start_units", "start_cities", "rollouts", "depth",
+           "simulated_turns", "turns_per_second", "agent_decisions_per_second",
+           "turns_per_second_vs_builtin_ai", "clone_microseconds", "peak_rss_mib")
+"""What `bench_engine` returns, in order (the columns of `nlmcs bench engine --out`)."""
+
 
 def midgame_state(game: CivGame, *, seed: int = 0, turns: int = 50):
     """The position the benchmark starts from: built-in AIs play `turns` turns from `seed`."""

@@ -1,0 +1,85 @@
+"""Benchmark figures as CSV rows that keep the machine's state beside the numbers.
+
+Timings on a shared or virtual machine drift from hour to hour, so a figure means little without
+when it was taken, on what, and how busy the machine was. `nlmcs bench engine --out` and
+`nlmcs bench search --out` append one row per measurement to a CSV with these columns first;
+runs made back to back (the only ones that compare) then sit in one table.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import platform
+import socket
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from nlmcs import __version__
+from nlmcs.errors import UserInputError
+from nlmcs.files import check_input, check_output, write_csv_rows
+
+CONTEXT_COLUMNS = ("recorded_at", "host", "cpus", "python", "version", "load_before",
+                   "load_after")
+"""Who and when: UTC time the measurement ended, host, CPUs, Python and nlmcs versions, and the
+1-minute load average before and after it."""
+
+MAX_BYTES = 64_000_000
+"""A benchmark table grows by a row per measurement; anything far larger is not one."""
+
+
+def load_average() -> float:
+    """The 1-minute load average (NaN where the system does not report one)."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except OSError:
+        return float("nan")
+
+
+def context(load_before: float) -> dict:
+    """The context columns of a measurement that started at `load_before` and ends now."""
+    return {
+        "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "version": __version__,
+        "load_before": load_before,
+        "load_after": load_average(),
+    }
+
+
+class BenchTable:
+    """An --out CSV, checked before anything is timed: a new file, or one this benchmark wrote
+    (the same columns, in order). `append` rewrites it atomically with one more row, so an
+    interrupted run keeps every finished measurement and never a half-written file."""
+
+    def __init__(self, path: str | Path, columns: Sequence[str]):
+        self.path = check_output(path, what="CSV file")
+        self.columns = [*CONTEXT_COLUMNS, *columns]
+        self.rows = self._existing()
+
+    def _existing(self) -> list[dict]:
+        if not self.path.exists():
+            return []
+        check_input(self.path, what="CSV file", max_bytes=MAX_BYTES)
+        try:
+            with self.path.open(newline="", encoding="utf-8") as fh:
+                reader = csv.DictReader(fh)
+                header = reader.fieldnames
+                rows = list(reader)
+        except (UnicodeDecodeError, csv.Error) as err:
+            raise UserInputError(f"{self.path}: not a CSV file ({err})") from None
+        if header != self.columns:
+            raise UserInputError(f"{self.path}: its columns are not this benchmark's "
+                                 "(another benchmark's table?); give a new --out file")
+        if any(None in row or None in row.values() for row in rows):
+            raise UserInputError(f"{self.path}: a row has more or fewer fields than the header")
+        return rows
+
+    def append(self, row: dict) -> None:
+        if list(row) != self.columns:
+            raise ValueError(f"row columns {list(row)} are not the table's {self.columns}")
+        self.rows.append(row)
+        write_csv_rows(self.path, self.rows)
