@@ -88,7 +88,8 @@ def register_bench(bench_sub) -> None:
         "step",
         help="where a learned method's real step spends its time (one worker), and the "
              "least a step could take with more workers",
-        example="nlmcs bench step --method text --rollouts 500 --depth 20 --steps 3",
+        example="nlmcs bench step --method text --rollouts 500 --depth 20 --steps 3 "
+                "--out results/bench_step.csv",
         func=bench_step_cli,
     )
     s.add_argument("--method", default="text",
@@ -102,6 +103,9 @@ def register_bench(bench_sub) -> None:
                         "untimed warm-up step)")
     s.add_argument("--backend", choices=("numba", "numpy"), default="numba",
                    help="value-network arithmetic: numba (compiled) or numpy (reference)")
+    s.add_argument("--out", type=Path,
+                   help="also append each timed step (its parts' seconds and calls), with the "
+                        "time, host and load average, to this CSV file")
     add_game_options(s)
     add_search_options(s)
     add_corpus_options(s)
@@ -242,9 +246,17 @@ def bench_cli(args: argparse.Namespace) -> int:
     return 0
 
 
+def step_columns(parts) -> tuple[str, ...]:
+    """The columns of `nlmcs bench step --out` after the context ones: a row per timed step."""
+    split = [f"{name}_{what}" for name in parts for what in ("seconds", "calls")]
+    return ("method", "rollouts", "depth", "workers", "backend", "seed", "step", "seconds",
+            *split, "rest_seconds", "replay_seconds", "replay_same")
+
+
 def bench_step_cli(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
+    from nlmcs.experiments.bench_record import BenchTable, context, load_average
     from nlmcs.experiments.bench_step import PARTS, bench_step
 
     method = get_method(args.method)
@@ -261,11 +273,26 @@ def bench_step_cli(args: argparse.Namespace) -> int:
                            corpus=corpus_options(args), search_config=scfg, model_config=mcfg,
                            seed=args.seed)  # fmt: skip
     state = game.new_initial_state(args.seed)
+    table = None if args.out is None else BenchTable(args.out, step_columns(PARTS))
     print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {args.backend}; "
           f"one warm-up step, then {args.steps} timed", flush=True)
+    load = [load_average()]
+    first_load = load[0]
 
     def on_step(k, row):
         print(f"step {k + 1}: {row.seconds:.2f} s", flush=True)
+        record = context(load[0])
+        load[0] = record["load_after"]
+        if table is not None:
+            split = {f"{name}_{what}": getattr(row, attr).get(name, 0)
+                     for name in PARTS for what, attr in (("seconds", "parts"),
+                                                          ("calls", "calls"))}
+            table.append({**record, "method": method.name, "rollouts": scfg.rollouts,
+                          "depth": scfg.depth, "workers": scfg.workers,
+                          "backend": args.backend, "seed": args.seed, "step": k + 1,
+                          "seconds": row.seconds, **split, "rest_seconds": row.rest,
+                          "replay_seconds": row.replay_seconds,
+                          "replay_same": row.replay_same})  # fmt: skip
 
     try:
         rows = bench_step(planner, state, steps=args.steps, seed=args.seed, on_step=on_step)
@@ -294,6 +321,9 @@ def bench_step_cli(args: argparse.Namespace) -> int:
         least = sum(r.ceiling(w) for r in rows) / n
         print(f"{w} workers at best: {least:.2f} s per step ({total / least:.2f}x), since every "
               "replica learns every roll-out")
+    print(f"load average {first_load} before, {load[0]} after")
+    if table is not None:
+        print(f"rows appended to {table.path}")
     if not same:
         print("error: learning the step's roll-outs again from its first weights did not give "
               "its last ones: the updates depend on more than the roll-outs' rows",

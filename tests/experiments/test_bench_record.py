@@ -10,9 +10,10 @@ import pytest
 
 from nlmcs.cli import main
 from nlmcs.commands.game import ENGINE_OPTIONS
-from nlmcs.commands.play import SEARCH_COLUMNS
+from nlmcs.commands.play import SEARCH_COLUMNS, step_columns
 from nlmcs.experiments.bench_engine import FIGURES, bench_engine
 from nlmcs.experiments.bench_record import CONTEXT_COLUMNS
+from nlmcs.experiments.bench_step import PARTS
 from nlmcs.games.civ import CivConfig, CivGame
 
 ENGINE = ["bench", "engine", "--rollouts", "2", "--depth", "2", "--midgame-turns", "3",
@@ -71,6 +72,24 @@ def test_bench_search_appends_a_row_per_timing(tmp_path, capsys):
     assert rows[3]["warm_seconds"] and not rows[0]["warm_seconds"]
     assert all(r["release_seconds"] == "" for r in rows)  # depth 2: no release figure
     assert all(float(r["seconds"]) > 0 and r["map"] == "tiny" for r in rows)
+
+
+def test_bench_step_appends_a_row_per_timed_step(tmp_path, capsys):
+    out = tmp_path / "step.csv"
+    step = ["bench", "step", "--rollouts", "3", "--depth", "2", "--map", "tiny", "--out", str(out)]
+    assert main([*step, "--method", "linear", "--steps", "2"]) == 0
+    assert main([*step, "--method", "text", "--steps", "1"]) == 0
+    assert f"rows appended to {out}" in capsys.readouterr().out
+    header, rows = _rows(out)
+    assert header == [*CONTEXT_COLUMNS, *step_columns(PARTS)]
+    assert [(r["method"], r["step"]) for r in rows] == [("linear", "1"), ("linear", "2"),
+                                                        ("text", "1")]
+    for r in rows:
+        parts = sum(float(r[f"{name}_seconds"]) for name in PARTS)
+        # the parts and the rest make up the step, and the replayed sweeps end on its weights
+        assert parts + float(r["rest_seconds"]) == pytest.approx(float(r["seconds"]))
+        assert int(r["learn_calls"]) == 3 and int(r["agent_q_calls"]) > 0
+        assert r["replay_same"] == "True"
 
 
 @pytest.mark.parametrize("content", [
