@@ -19,6 +19,7 @@ from pathlib import Path
 from nlmcs import __version__
 from nlmcs.errors import UserInputError
 from nlmcs.files import check_input, check_output, write_csv_rows
+from nlmcs.locking import store_lock
 
 CONTEXT_COLUMNS = ("recorded_at", "host", "cpus", "python", "version", "load_before",
                    "load_after")
@@ -52,13 +53,14 @@ def context(load_before: float) -> dict:
 
 class BenchTable:
     """An --out CSV, checked before anything is timed: a new file, or one this benchmark wrote
-    (the same columns, in order). `append` rewrites it atomically with one more row, so an
-    interrupted run keeps every finished measurement and never a half-written file."""
+    (the same columns, in order). `append` reads it again and rewrites it atomically with one
+    more row, under the file's lock, so an interrupted run keeps every finished measurement,
+    never a half-written file, and two runs appending to one table lose no row."""
 
     def __init__(self, path: str | Path, columns: Sequence[str]):
         self.path = check_output(path, what="CSV file")
         self.columns = [*CONTEXT_COLUMNS, *columns]
-        self.rows = self._existing()
+        self._existing()
 
     def _existing(self) -> list[dict]:
         if not self.path.exists():
@@ -81,5 +83,5 @@ class BenchTable:
     def append(self, row: dict) -> None:
         if list(row) != self.columns:
             raise ValueError(f"row columns {list(row)} are not the table's {self.columns}")
-        self.rows.append(row)
-        write_csv_rows(self.path, self.rows)
+        with store_lock(self.path, what=f"benchmark table {self.path}"):
+            write_csv_rows(self.path, [*self._existing(), row])

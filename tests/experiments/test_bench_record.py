@@ -132,3 +132,14 @@ def test_a_ragged_table_is_refused(tmp_path, capsys):
     assert main([*ENGINE, "--out", str(out)]) == 2
     assert "more or fewer fields" in capsys.readouterr().err
     assert out.read_bytes() == before
+
+
+def test_rows_appended_meanwhile_by_another_run_are_kept(tmp_path):
+    from nlmcs.experiments.bench_record import BenchTable, context
+
+    out = tmp_path / "t.csv"
+    first, second = BenchTable(out, ["x"]), BenchTable(out, ["x"])
+    first.append({**context(0.0), "x": 1})
+    second.append({**context(0.0), "x": 2})
+    first.append({**context(0.0), "x": 3})
+    assert [r["x"] for r in _rows(out)[1]] == ["1", "2", "3"]

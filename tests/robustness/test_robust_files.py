@@ -22,6 +22,9 @@ READERS = {
     "corpus query": ("corpus", "query", "demo", "--state", "PATH", "--agent", "unit:1"),
     "relevance show": ("relevance", "show", "PATH"),
     "game play --ruleset": ("game", "play", "--ruleset", "PATH", "--turns", "1"),
+    # a benchmark table is read before a row is appended to it
+    "bench engine --out": ("bench", "engine", "--rollouts", "100000", "--map", "tiny", "--out",
+                           "PATH"),
 }
 
 
@@ -68,6 +71,10 @@ WRITERS = {
                                "--save-state", "OUT"),
     "game render --png": ("game", "render", "STATE", "--png", "OUT"),
     "relevance report --html": ("relevance", "report", "STATE", "--html", "OUT"),
+    "bench search --out": ("bench", "search", "--methods", "linear", "--rollouts", "100000",
+                           "--workers", "1", "--map", "tiny", "--out", "OUT"),
+    "bench step --out": ("bench", "step", "--method", "linear", "--rollouts", "100000",
+                         "--map", "tiny", "--out", "OUT"),
 }
 
 
