@@ -217,25 +217,20 @@ ENGINE_OPTIONS = ("map", "width", "height", "ruleset", "seed", "midgame_turns")
 
 def bench_cli(args) -> int:
     from nlmcs.experiments.bench_engine import FIGURES, bench_engine
-    from nlmcs.experiments.bench_record import BenchTable, context, load_average
+    from nlmcs.experiments.bench_record import BenchLog
     from nlmcs.games.civ import CivGame
 
     game = CivGame(_config(args))
-    table = None if args.out is None else BenchTable(args.out, [*ENGINE_OPTIONS, *FIGURES])
-    load = load_average()
+    log = BenchLog(args.out, [*ENGINE_OPTIONS, *FIGURES])
     figures = bench_engine(game=game, rollouts=args.rollouts, depth=args.depth,
                            seed=args.seed, midgame_turns=args.midgame_turns)
     width = max(len(k) for k in figures)
     for key, value in figures.items():
         text = f"{value:,.1f}" if isinstance(value, float) else str(value)
         print(f"{key:<{width}}  {text}")
-    row = context(load)
-    print(f"{'load_average':<{width}}  {row['load_before']} before, {row['load_after']} after")
-    if table is not None:
-        cfg = game.config
-        row.update({"map": args.map, "width": cfg.width, "height": cfg.height,
-                    "ruleset": cfg.ruleset, "seed": args.seed,
-                    "midgame_turns": args.midgame_turns})
-        table.append({**row, **{k: figures[k] for k in FIGURES}})
-        print(f"row appended to {table.path}")
+    cfg = game.config
+    log.record({"map": args.map, "width": cfg.width, "height": cfg.height,
+                "ruleset": cfg.ruleset, "seed": args.seed, "midgame_turns": args.midgame_turns,
+                **{k: figures[k] for k in FIGURES}})
+    print(log.summary())
     return 0

@@ -195,7 +195,7 @@ reference and the 2011 release's seconds where known."""
 def bench_cli(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from nlmcs.experiments.bench_record import BenchTable, context, load_average
+    from nlmcs.experiments.bench_record import BenchLog
     from nlmcs.experiments.bench_search import RELEASE_SECONDS, bench_search
 
     methods = csv_names(args.methods)
@@ -207,12 +207,10 @@ def bench_cli(args: argparse.Namespace) -> int:
     backends = csv_names(args.backends)
     if not backends or set(backends) - {"numba", "numpy"}:
         raise UserInputError(f"--backends takes numba and/or numpy, not {args.backends!r}")
-    table = None if args.out is None else BenchTable(args.out, SEARCH_COLUMNS)
-    first_load = load_average()
+    log = BenchLog(args.out, SEARCH_COLUMNS)
     print(f"{'method':<16}{'rollouts':>9}{'workers':>8}{'backend':>8}{'sec/step':>10}"
           f"{'warm s':>8}{'cpu s':>8}{'peak MB':>9}{'x ref':>7}{'release':>9}")
     done: dict[tuple, float] = {}
-    load = [first_load]
 
     def on_row(r):
         done[(r.method, r.rollouts, r.workers, r.backend)] = r.seconds
@@ -225,13 +223,9 @@ def bench_cli(args: argparse.Namespace) -> int:
         warm = f"{r.warm_seconds:>8.2f}" if r.warm_seconds is not None else f"{'-':>8}"
         print(f"{r.method:<16}{r.rollouts:>9}{r.workers:>8}{r.backend:>8}{r.seconds:>10.2f}"
               f"{warm}{r.cpu_seconds:>8.2f}{r.peak_mb:>9.0f}{ratio}{rel}", flush=True)  # fmt: skip
-        row = context(load[0])
-        load[0] = row["load_after"]
-        if table is not None:
-            table.append({**row, **asdict(r), "depth": args.depth, "seed": args.seed,
-                          "steps": args.steps, "opponent": args.opponent,
-                          "manual": args.manual, "game": args.game, "map": args.map,
-                          "x_ref": x_ref, "release_seconds": release})  # fmt: skip
+        log.record({**asdict(r), "depth": args.depth, "seed": args.seed, "steps": args.steps,
+                    "opponent": args.opponent, "manual": args.manual, "game": args.game,
+                    "map": args.map, "x_ref": x_ref, "release_seconds": release})
 
     bench_search(game=game, methods=methods, rollouts=rollouts, workers=workers,
                  backends=sorted(backends, reverse=True), depth=args.depth,
@@ -239,10 +233,8 @@ def bench_cli(args: argparse.Namespace) -> int:
                  opponent=args.opponent, steps=args.steps, on_row=on_row)  # fmt: skip
     print("sec/step: the first step; warm s: the mean of the later ones (--steps); cpu s: per "
           "step; x ref: the numpy reference's seconds over these; release: the 2011 C++ release "
-          f"on two cores (text and linear, depth 20); load average {first_load} before, "
-          f"{load[0]} after")
-    if table is not None:
-        print(f"rows appended to {table.path}")
+          "on two cores (text and linear, depth 20)")
+    print(log.summary())
     return 0
 
 
@@ -256,7 +248,7 @@ def step_columns(parts) -> tuple[str, ...]:
 def bench_step_cli(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
-    from nlmcs.experiments.bench_record import BenchTable, context, load_average
+    from nlmcs.experiments.bench_record import BenchLog
     from nlmcs.experiments.bench_step import PARTS, bench_step
 
     method = get_method(args.method)
@@ -268,31 +260,23 @@ def bench_step_cli(args: argparse.Namespace) -> int:
         raise UserInputError("--workers: `nlmcs bench step` times one worker (it prints what "
                              "more could give at best); `nlmcs bench search` times several")
     mcfg = replace(mcfg, backend=args.backend)
+    log = BenchLog(args.out, step_columns(PARTS))  # a bad --out is refused before any work
     game = make_game(args)
     planner = make_planner(method.name, game=game, manual=args.manual,
                            corpus=corpus_options(args), search_config=scfg, model_config=mcfg,
                            seed=args.seed)  # fmt: skip
     state = game.new_initial_state(args.seed)
-    table = None if args.out is None else BenchTable(args.out, step_columns(PARTS))
     print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {args.backend}; "
           f"one warm-up step, then {args.steps} timed", flush=True)
-    load = [load_average()]
-    first_load = load[0]
 
     def on_step(k, row):
         print(f"step {k + 1}: {row.seconds:.2f} s", flush=True)
-        record = context(load[0])
-        load[0] = record["load_after"]
-        if table is not None:
-            split = {f"{name}_{what}": getattr(row, attr).get(name, 0)
-                     for name in PARTS for what, attr in (("seconds", "parts"),
-                                                          ("calls", "calls"))}
-            table.append({**record, "method": method.name, "rollouts": scfg.rollouts,
-                          "depth": scfg.depth, "workers": scfg.workers,
-                          "backend": args.backend, "seed": args.seed, "step": k + 1,
-                          "seconds": row.seconds, **split, "rest_seconds": row.rest,
-                          "replay_seconds": row.replay_seconds,
-                          "replay_same": row.replay_same})  # fmt: skip
+        split = {f"{name}_{what}": getattr(row, attr).get(name, 0)
+                 for name in PARTS for what, attr in (("seconds", "parts"), ("calls", "calls"))}
+        log.record({"method": method.name, "rollouts": scfg.rollouts, "depth": scfg.depth,
+                    "workers": scfg.workers, "backend": args.backend, "seed": args.seed,
+                    "step": k + 1, "seconds": row.seconds, **split, "rest_seconds": row.rest,
+                    "replay_seconds": row.replay_seconds, "replay_same": row.replay_same})
 
     try:
         rows = bench_step(planner, state, steps=args.steps, seed=args.seed, on_step=on_step)
@@ -321,9 +305,7 @@ def bench_step_cli(args: argparse.Namespace) -> int:
         least = sum(r.ceiling(w) for r in rows) / n
         print(f"{w} workers at best: {least:.2f} s per step ({total / least:.2f}x), since every "
               "replica learns every roll-out")
-    print(f"load average {first_load} before, {load[0]} after")
-    if table is not None:
-        print(f"rows appended to {table.path}")
+    print(log.summary())
     if not same:
         print("error: learning the step's roll-outs again from its first weights did not give "
               "its last ones: the updates depend on more than the roll-outs' rows",

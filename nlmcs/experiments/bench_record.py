@@ -1,9 +1,10 @@
 """Benchmark figures as CSV rows that keep the machine's state beside the numbers.
 
 Timings on a shared or virtual machine drift from hour to hour, so a figure means little without
-when it was taken, on what, and how busy the machine was. `nlmcs bench engine --out` and
-`nlmcs bench search --out` append one row per measurement to a CSV with these columns first;
-runs made back to back (the only ones that compare) then sit in one table.
+when it was taken, on what, and how busy the machine was. `nlmcs bench engine`, `search` and
+`step` print the load average around their run and, with `--out`, append one row per
+measurement to a CSV with these columns first; runs made back to back (the only ones that
+compare) then sit in one table.
 """
 
 from __future__ import annotations
@@ -85,3 +86,26 @@ class BenchTable:
             raise ValueError(f"row columns {list(row)} are not the table's {self.columns}")
         with store_lock(self.path, what=f"benchmark table {self.path}"):
             write_csv_rows(self.path, [*self._existing(), row])
+
+
+class BenchLog:
+    """Consecutive measurements of one benchmark run: each row gets its context (the load
+    average the last one ended at, before; now, after) and goes to the --out table if any."""
+
+    def __init__(self, out: str | Path | None, columns: Sequence[str]):
+        self.table = None if out is None else BenchTable(out, columns)
+        self.first_load = self.load = load_average()
+
+    def record(self, fields: dict) -> dict:
+        row = {**context(self.load), **fields}
+        self.load = row["load_after"]
+        if self.table is not None:
+            self.table.append(row)
+        return row
+
+    def summary(self) -> str:
+        """The load average around the run, and where its rows went."""
+        text = f"load average {self.first_load} before, {self.load} after"
+        if self.table is not None:
+            text += f"; rows appended to {self.table.path}"
+        return text

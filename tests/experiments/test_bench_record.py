@@ -44,7 +44,7 @@ def test_bench_engine_appends_a_row_per_run(tmp_path, capsys):
     assert main([*ENGINE, "--out", str(out)]) == 0
     assert main([*ENGINE, "--seed", "4", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "load_average" in printed and f"row appended to {out}" in printed
+    assert "load average" in printed and f"rows appended to {out}" in printed
     header, rows = _rows(out)
     assert header == [*CONTEXT_COLUMNS, *ENGINE_OPTIONS, *FIGURES]
     assert [r["seed"] for r in rows] == ["0", "4"]
