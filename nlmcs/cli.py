@@ -124,15 +124,36 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {where}{err.strerror or err}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
-        print("interrupted" + (" (SIGTERM)" if isinstance(err, Terminated) else ""),
-              file=sys.stderr)
-        return 143 if isinstance(err, Terminated) else 130
+        return _interrupted(err)
+    except SystemError as err:
+        signal_err = _interrupt_behind(err)
+        if signal_err is None:
+            raise
+        return _interrupted(signal_err)
     except BrokenPipeError:  # the reader went away (`nlmcs ... | head`): nothing left to say
         _silence_stdout()
         return 141
     finally:
         if handles_signals:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupted(err: KeyboardInterrupt) -> int:
+    print("interrupted" + (" (SIGTERM)" if isinstance(err, Terminated) else ""), file=sys.stderr)
+    return 143 if isinstance(err, Terminated) else 130
+
+
+def _interrupt_behind(err: BaseException) -> KeyboardInterrupt | None:
+    """The Ctrl-C or SIGTERM an error stands for, if any: a signal whose handler raises while
+    compiled code has called back into Python (numba unpickling a kernel's constant) reaches
+    us as a SystemError chained to the interrupt."""
+    seen = set()
+    while err is not None and id(err) not in seen:
+        if isinstance(err, KeyboardInterrupt):
+            return err
+        seen.add(id(err))
+        err = err.__cause__ or err.__context__
+    return None
 
 
 def _silence_stdout() -> None:
