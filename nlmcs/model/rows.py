@@ -181,6 +181,7 @@ class FeatureRows:
         self._features: dict[Signature, SigFeatures] = {}
         self._parts: dict[tuple, Part] = {}
         self._templates: dict[tuple, tuple] = {}  # weight-free row layouts shared by signatures
+        self._stem_masks: dict[str, np.ndarray | None] = {}
         lab = np.arange(3, dtype=np.uint64)
         self.null_slots = slots(mix(T.NULL, np.array([0, 1], np.uint64)), b)
         self.overlap_slot = int(slots(mix(T.OVERLAP), b))
@@ -220,11 +221,13 @@ class FeatureRows:
         ix = self.index
         score = np.zeros(len(full.sentences))
         for label in labels:
-            found = ix.by_stem.get(label)
-            if found is not None:
-                score += np.isin(full.sentences, found)
+            holds = self._stem_mask(label)
+            if holds is not None:
+                score += holds[full.sentences]
         picked = np.sort(np.lexsort((full.sentences, -score))[: self.config.max_sentences])
-        pick = np.flatnonzero(np.isin(full.rows, picked))
+        chosen = np.zeros(len(full.sentences), bool)
+        chosen[picked] = True
+        pick = np.flatnonzero(chosen[full.rows])
         row_of = np.full(len(full.sentences), -1)
         row_of[picked] = np.arange(len(picked))
         place = np.full(len(full.words), -1)
@@ -240,6 +243,20 @@ class FeatureRows:
             full.psi_static[pick], full.in_unit[pick], full.norm[pick], full, pick, picked,
         )
         self._remember(key, found)
+        return found
+
+    def _stem_mask(self, label: str) -> np.ndarray | None:
+        """Which of the manual's sentences hold the stem `label` (None: none does), kept per
+        stem: a ranked set scores its sentences by indexing it (labels recur, sets differ)."""
+        found = self._stem_masks.get(label, False)
+        if found is False:
+            ids = self.index.by_stem.get(label)
+            if ids is not None:
+                found = np.zeros(self.index.num_sentences, bool)
+                found[ids] = True
+            else:
+                found = None
+            self._stem_masks[label] = found
         return found
 
     def _words(self, key: tuple, agent: tuple[str, ...], sentences: np.ndarray) -> UnitWords:
