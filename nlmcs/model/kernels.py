@@ -572,6 +572,22 @@ def _propagate(cond, parent, order, marg):
 
 
 @njit(cache=True)
+def _propagate_kinds(cond, kind, parent, order, marg):
+    """`_propagate` where word j's conditionals are row kind[j] of `cond` (one row per distinct
+    word and flags): the same products, in the same order."""
+    for i in range(len(order)):
+        j = order[i]
+        par = parent[j]
+        c = kind[j]
+        for lab in range(3):
+            if par < 0:
+                marg[j, lab] = cond[c, ROOT, lab]
+            else:
+                marg[j, lab] = (marg[par, 0] * cond[c, 0, lab] + marg[par, 1] * cond[c, 1, lab]
+                                + marg[par, 2] * cond[c, 2, lab])
+
+
+@njit(cache=True)
 def _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature, cond):
     """p(z_j = l | parent label lp) (Wc, 4, 3) of the candidate words (lp = A, S, B, ROOT),
     from the words' static label slots (Wc, 3, 7)."""
@@ -587,18 +603,20 @@ def _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature,
 
 
 @njit(cache=True)
-def _label_marginals(v, static, flags, parent, order, flag_slots, plabel_slots, temperature,
-                     marg):
-    """Marginal label probabilities (Wc, 3) of many signatures' candidate words at once."""
-    cond = np.empty((len(parent), 4, 3))
+def _label_marginals(v, static, flags, kind, parent, order, flag_slots, plabel_slots,
+                     temperature, cond, marg):
+    """Marginal label probabilities (Wc, 3) of many signatures' candidate words at once. A
+    manual word with the same flags has the same conditionals in every signature that holds
+    it, so they are computed once per distinct (word, flags), the rows of `static` and `flags`,
+    and word j reads row kind[j]; a roll-out's candidate words repeat 3-6 times."""
     _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature, cond)
-    _propagate(cond, parent, order, marg)
+    _propagate_kinds(cond, kind, parent, order, marg)
 
 
 @njit(cache=True)
 def _row_q_into(w, v, row_sig, game_slot, game_owner, lang_slot, lang_val, lang_row,
-                pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags,
-                flag_slots, plabel_slots, temperature, game, pred, marg, row_q):
+                pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags, kind,
+                flag_slots, plabel_slots, temperature, game, pred, cond, marg, row_q):
     """Q of every distinct candidate row with the labels in expectation
     (`ValueNetwork.row_q`): the signature's game score, the row's language (or latent) score
     and, over the row's words, E_z[w . f_predicate] under the label marginals."""
@@ -614,8 +632,8 @@ def _row_q_into(w, v, row_sig, game_slot, game_owner, lang_slot, lang_val, lang_
     pred[:] = 0.0
     for e in range(len(pred_slot)):
         pred[pred_idx[e]] += w[pred_slot[e]] * pred_val[e]
-    _label_marginals(v, static, flags, parent, order, flag_slots, plabel_slots, temperature,
-                     marg)
+    _label_marginals(v, static, flags, kind, parent, order, flag_slots, plabel_slots,
+                     temperature, cond, marg)
     for j in range(len(word_row)):
         row_q[word_row[j]] += marg[j, 0] * pred[2 * j] + marg[j, 1] * pred[2 * j + 1]
 
@@ -629,6 +647,7 @@ def expected_sweeps(
     row_src, row_sig,  # Q of every candidate row, from its signature's distinct rows: game,
     game_slot, game_owner, lang_slot, lang_val, lang_row,  # language (or latent) and the
     pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags,  # expected labels
+    kind,  # (Wc,) row of `static` and `flags` (distinct word and flags) of each candidate word
     flag_slots, plabel_slots,
     u, v, w,
 ):
@@ -650,6 +669,7 @@ def expected_sweeps(
     game = np.empty(n_data)
     pred = np.empty(2 * len(word_row))
     marg = np.empty((len(word_row), 3))
+    cond = np.empty((len(static), 4, 3))
     lab_logits = np.empty(3 * n_lab)
     lab_prob = np.empty(3 * n_lab)
     for _ in range(passes):
@@ -657,7 +677,8 @@ def expected_sweeps(
         if n_rows:
             _row_q_into(w, v, row_sig, game_slot, game_owner, lang_slot, lang_val, lang_row,
                         pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags,
-                        flag_slots, plabel_slots, temperature, game, pred, marg, row_q)
+                        kind, flag_slots, plabel_slots, temperature, game, pred, cond, marg,
+                        row_q)
             _relevance_probs(phi_slot, phi_val, phi_row, row_start, u, temperature, logits,
                              prob)
             mean_err[:] = 0.0
@@ -716,6 +737,6 @@ def warm_up(expected: bool = False) -> None:
             1, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0, np.zeros(1, np.int64), one, np.zeros(1, np.int64), 1,
             i0, f0, i0, i0, i0, i0, *no_labels, i0, i0, i0, i0, i0, f0, i0, i0, f0, i0, i0,
             i0, i0,
-            np.zeros((0, 3, 7), np.int64), np.zeros((0, 3), np.bool_), *label_slots,
+            np.zeros((0, 3, 7), np.int64), np.zeros((0, 3), np.bool_), i0, *label_slots,
             table, table, table.copy(),
         )  # fmt: skip

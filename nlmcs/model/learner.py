@@ -124,9 +124,13 @@ class RowQRows:
     word_row: np.ndarray  # (Wc,) distinct row of each candidate word (text kind)
     parent: np.ndarray  # (Wc,) parent word, -1 under the root
     order: np.ndarray  # (Wc,) the words, parents before children
-    static: np.ndarray  # (Wc, 3, 7) v slots
-    flags: np.ndarray  # (Wc, 3) word flags of the label layer
+    static: np.ndarray  # (K, 3, 7) v slots of each distinct (manual word, flags)
+    flags: np.ndarray  # (K, 3) its word flags of the label layer
+    kind: np.ndarray  # (Wc,) distinct (word, flags) of each candidate word: its conditionals
 
+
+FLAG_BITS = np.array([1, 2, 4], np.int64)
+"""A word's three flags as one number 0..7."""
 
 _ROW_Q_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 """Per `FeatureRows`: each signature's row-Q pieces (`_sig_row_q`), weight-free like them."""
@@ -286,8 +290,12 @@ def _row_q_rows(rows: FeatureRows, sigs: list, row_owner: np.ndarray,
     words = [piece[4] for piece in pieces]
     n_words = np.array([len(w[0]) for w in words])
     first_word = np.repeat(np.cumsum(n_words) - n_words, n_words)
-    word_row, parent, order, static, flags = (np.concatenate(a) for a in zip(*words,
-                                                                           strict=True))
+    word_row, parent, order, static, flags, manual_word = (
+        np.concatenate(a) for a in zip(*words, strict=True))
+    # A manual word's label slots are the same in every candidate set: with its flags it
+    # fixes the word's conditionals, which the sweeps then compute once per distinct pair.
+    _, first, kind = np.unique(manual_word * 8 + flags @ FLAG_BITS, return_index=True,
+                               return_inverse=True)
     game = [piece[1] for piece in pieces]
     local = np.arange(len(row_owner)) - row_start[row_owner]
     return RowQRows(
@@ -300,8 +308,9 @@ def _row_q_rows(rows: FeatureRows, sigs: list, row_owner: np.ndarray,
         word_row=word_row + np.repeat(first_row, n_words),
         parent=np.where(parent >= 0, parent + first_word, -1),
         order=order + first_word,
-        static=static,
-        flags=flags,
+        static=static[first],
+        flags=flags[first],
+        kind=kind.reshape(-1),
     )
 
 
@@ -328,7 +337,7 @@ def _local_row_q(rows: FeatureRows, feats: SigFeatures) -> tuple:
     kind = rows.config.kind
     ints = np.zeros(0, np.int64)
     no_pred = (ints, np.zeros(0), ints)
-    no_words = (ints, ints, ints, np.zeros((0, 3, 7), np.int64), np.zeros((0, 3), bool))
+    no_words = (ints, ints, ints, np.zeros((0, 3, 7), np.int64), np.zeros((0, 3), bool), ints)
     n_rows = rows.num_hidden(feats)
     if kind == "nonlinear":
         lf = feats.latent_f
@@ -344,7 +353,7 @@ def _local_row_q(rows: FeatureRows, feats: SigFeatures) -> tuple:
             lang, (np.full(len(hit), rows.advice_slot), feats.advice[hit], hit), strict=True))
     if kind != "text":
         return n_rows, feats.game, lang, no_pred, no_words
-    words = (uw.rows, uw.parent, uw.order, uw.psi_static, feats.flags)
+    words = (uw.rows, uw.parent, uw.order, uw.psi_static, feats.flags, uw.words)
     return n_rows, feats.game, lang, _pred_rows(rows, feats), words
 
 
@@ -496,7 +505,7 @@ def _compiled_expected_sweeps(net: ValueNetwork, batch: Batch, n: int, target: f
         batch.word_label, rq.row_src, rq.row_sig, rq.game.slot, rq.game.row,
         rq.lang.slot, rq.lang.val,
         rq.lang.row, rq.pred.slot, rq.pred.val, rq.pred.row, rq.word_row, rq.parent,
-        rq.order, rq.static, rq.flags, rows.flag_slots, rows.plabel_slots,
+        rq.order, rq.static, rq.flags, rq.kind, rows.flag_slots, rows.plabel_slots,
         net.u, net.v, net.w)  # fmt: skip
 
 

@@ -283,6 +283,32 @@ def test_compiled_expected_sweeps_equal_the_reference(index, kind, variant):
     assert kind != "text" or moved["v"] > 1e-3
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_expected_sweeps_take_each_distinct_word_and_flags_once(index, variant):
+    # The candidate words of a roll-out's signatures repeat (the same sentences, the same
+    # flags); the sweeps' label conditionals are computed once per distinct (word, flags), and
+    # every word reads its own: the same slots and flags as its signature's, and marginals
+    # equal to the last bit to computing each word's conditionals on its own.
+    from nlmcs.model import kernels
+
+    _, fast = _pair(index, kind="text", hidden_update="expected", **variant)
+    rng = np.random.default_rng(5)
+    batch = prepare(fast, [fast.sample(s, rng) for s in SIGS + SHARING + SIGS[:2]])
+    rq = batch.row_q
+    feats = [fast.features(sig) for sig in dict.fromkeys(SIGS + SHARING)]
+    static = np.concatenate([f.unit.psi_static for f in feats])
+    flags = np.concatenate([f.flags for f in feats])
+    assert len(rq.kind) == len(static) and len(rq.static) < len(static)  # repeats were merged
+    assert np.array_equal(rq.static[rq.kind], static) and np.array_equal(rq.flags[rq.kind], flags)
+    slots, temp = (fast.rows.flag_slots, fast.rows.plabel_slots), fast.config.temperature
+    once, each = np.empty((len(static), 3)), np.empty((len(static), 3))
+    kernels._label_marginals(fast.v, rq.static, rq.flags, rq.kind, rq.parent, rq.order, *slots,
+                             temp, np.empty((len(rq.static), 4, 3)), once)
+    kernels._label_marginals(fast.v, static, flags, np.arange(len(static)), rq.parent, rq.order,
+                             *slots, temp, np.empty((len(static), 4, 3)), each)
+    assert np.array_equal(once, each) and np.allclose(once.sum(axis=1), 1.0)
+
+
 def test_expected_rule_learns_without_hidden_layers(index):
     ref, fast = _pair(index, kind="linear", hidden_update="expected", alpha=0.05)
     decisions = [ref.sample(s, np.random.default_rng(1)) for s in SIGS]
