@@ -67,7 +67,7 @@ def text_scores(
     if labels:
         _conditionals_from_factors(static, static_exp, flags, v, flag_slots, plabel_slots,
                                    temperature, cond)
-        _propagate(cond, parent, order, marg)
+        _propagate(cond, np.arange(len(parent)), parent, order, marg)
         for j in range(n_words):
             pred[j, 0] = pred_a[j, 0] + pred_b[j, 0]
             pred[j, 1] = pred_a[j, 1] + pred_b[j, 1]
@@ -558,23 +558,10 @@ def _conditionals_from_factors(static, static_exp, flags, v, flag_slots, plabel_
 
 
 @njit(cache=True)
-def _propagate(cond, parent, order, marg):
-    """Marginal label probabilities (Wc, 3) from the conditionals, parents before children."""
-    for i in range(len(order)):
-        j = order[i]
-        par = parent[j]
-        for lab in range(3):
-            if par < 0:
-                marg[j, lab] = cond[j, ROOT, lab]
-            else:
-                marg[j, lab] = (marg[par, 0] * cond[j, 0, lab] + marg[par, 1] * cond[j, 1, lab]
-                                + marg[par, 2] * cond[j, 2, lab])
-
-
-@njit(cache=True)
-def _propagate_kinds(cond, kind, parent, order, marg):
-    """`_propagate` where word j's conditionals are row kind[j] of `cond` (one row per distinct
-    word and flags): the same products, in the same order."""
+def _propagate(cond, kind, parent, order, marg):
+    """Marginal label probabilities (Wc, 3) from the conditionals, parents before children;
+    word j's conditionals are row kind[j] of `cond` (its own row, or its distinct word and
+    flags' row in the sweeps)."""
     for i in range(len(order)):
         j = order[i]
         par = parent[j]
@@ -610,7 +597,7 @@ def _label_marginals(v, static, flags, kind, parent, order, flag_slots, plabel_s
     it, so they are computed once per distinct (word, flags), the rows of `static` and `flags`,
     and word j reads row kind[j]; a roll-out's candidate words repeat 3-6 times."""
     _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature, cond)
-    _propagate_kinds(cond, kind, parent, order, marg)
+    _propagate(cond, kind, parent, order, marg)
 
 
 @njit(cache=True)
