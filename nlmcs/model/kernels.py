@@ -558,14 +558,14 @@ def _conditionals_from_factors(static, static_exp, flags, v, flag_slots, plabel_
 
 
 @njit(cache=True)
-def _propagate(cond, kind, parent, order, marg):
+def _propagate(cond, pair, parent, order, marg):
     """Marginal label probabilities (Wc, 3) from the conditionals, parents before children;
-    word j's conditionals are row kind[j] of `cond` (its own row, or its distinct word and
-    flags' row in the sweeps)."""
+    word j's conditionals are row pair[j] of `cond` (its own row, or the row of its distinct
+    word-and-flags pair in the sweeps)."""
     for i in range(len(order)):
         j = order[i]
         par = parent[j]
-        c = kind[j]
+        c = pair[j]
         for lab in range(3):
             if par < 0:
                 marg[j, lab] = cond[c, ROOT, lab]
@@ -590,19 +590,20 @@ def _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature,
 
 
 @njit(cache=True)
-def _label_marginals(v, static, flags, kind, parent, order, flag_slots, plabel_slots,
+def _label_marginals(v, static, flags, pair, parent, order, flag_slots, plabel_slots,
                      temperature, cond, marg):
     """Marginal label probabilities (Wc, 3) of many signatures' candidate words at once. A
     manual word with the same flags has the same conditionals in every signature that holds
     it, so they are computed once per distinct (word, flags), the rows of `static` and `flags`,
-    and word j reads row kind[j]; a roll-out's candidate words repeat 3-6 times."""
+    and word j reads row pair[j] (in the ablations' games a roll-out's candidate words repeat
+    3-6 times)."""
     _label_conditionals(v, static, flags, flag_slots, plabel_slots, temperature, cond)
-    _propagate(cond, kind, parent, order, marg)
+    _propagate(cond, pair, parent, order, marg)
 
 
 @njit(cache=True)
 def _row_q_into(w, v, row_sig, game_slot, game_owner, lang_slot, lang_val, lang_row,
-                pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags, kind,
+                pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags, pair,
                 flag_slots, plabel_slots, temperature, game, pred, cond, marg, row_q):
     """Q of every distinct candidate row with the labels in expectation
     (`ValueNetwork.row_q`): the signature's game score, the row's language (or latent) score
@@ -619,7 +620,7 @@ def _row_q_into(w, v, row_sig, game_slot, game_owner, lang_slot, lang_val, lang_
     pred[:] = 0.0
     for e in range(len(pred_slot)):
         pred[pred_idx[e]] += w[pred_slot[e]] * pred_val[e]
-    _label_marginals(v, static, flags, kind, parent, order, flag_slots, plabel_slots,
+    _label_marginals(v, static, flags, pair, parent, order, flag_slots, plabel_slots,
                      temperature, cond, marg)
     for j in range(len(word_row)):
         row_q[word_row[j]] += marg[j, 0] * pred[2 * j] + marg[j, 1] * pred[2 * j + 1]
@@ -634,7 +635,7 @@ def expected_sweeps(
     row_src, row_sig,  # Q of every candidate row, from its signature's distinct rows: game,
     game_slot, game_owner, lang_slot, lang_val, lang_row,  # language (or latent) and the
     pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags,  # expected labels
-    kind,  # (Wc,) row of `static` and `flags` (distinct word and flags) of each candidate word
+    pair,  # (Wc,) row of `static` and `flags` (distinct word and flags) of each candidate word
     flag_slots, plabel_slots,
     u, v, w,
 ):
@@ -664,7 +665,7 @@ def expected_sweeps(
         if n_rows:
             _row_q_into(w, v, row_sig, game_slot, game_owner, lang_slot, lang_val, lang_row,
                         pred_slot, pred_val, pred_idx, word_row, parent, order, static, flags,
-                        kind, flag_slots, plabel_slots, temperature, game, pred, cond, marg,
+                        pair, flag_slots, plabel_slots, temperature, game, pred, cond, marg,
                         row_q)
             _relevance_probs(phi_slot, phi_val, phi_row, row_start, u, temperature, logits,
                              prob)

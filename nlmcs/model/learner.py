@@ -126,7 +126,7 @@ class RowQRows:
     order: np.ndarray  # (Wc,) the words, parents before children
     static: np.ndarray  # (K, 3, 7) v slots of each distinct (manual word, flags)
     flags: np.ndarray  # (K, 3) its word flags of the label layer
-    kind: np.ndarray  # (Wc,) distinct (word, flags) of each candidate word: its conditionals
+    pair: np.ndarray  # (Wc,) distinct (word, flags) of each candidate word: its conditionals
 
 
 FLAG_BITS = np.array([1, 2, 4], np.int64)
@@ -294,7 +294,7 @@ def _row_q_rows(rows: FeatureRows, sigs: list, row_owner: np.ndarray,
         np.concatenate(a) for a in zip(*words, strict=True))
     # A manual word's label slots are the same in every candidate set: with its flags it
     # fixes the word's conditionals, which the sweeps then compute once per distinct pair.
-    _, first, kind = np.unique(manual_word * 8 + flags @ FLAG_BITS, return_index=True,
+    _, first, pair = np.unique(manual_word * 8 + flags @ FLAG_BITS, return_index=True,
                                return_inverse=True)
     game = [piece[1] for piece in pieces]
     local = np.arange(len(row_owner)) - row_start[row_owner]
@@ -310,7 +310,7 @@ def _row_q_rows(rows: FeatureRows, sigs: list, row_owner: np.ndarray,
         order=order + first_word,
         static=static[first],
         flags=flags[first],
-        kind=kind.reshape(-1),
+        pair=pair.reshape(-1),
     )
 
 
@@ -505,7 +505,7 @@ def _compiled_expected_sweeps(net: ValueNetwork, batch: Batch, n: int, target: f
         batch.word_label, rq.row_src, rq.row_sig, rq.game.slot, rq.game.row,
         rq.lang.slot, rq.lang.val,
         rq.lang.row, rq.pred.slot, rq.pred.val, rq.pred.row, rq.word_row, rq.parent,
-        rq.order, rq.static, rq.flags, rq.kind, rows.flag_slots, rows.plabel_slots,
+        rq.order, rq.static, rq.flags, rq.pair, rows.flag_slots, rows.plabel_slots,
         net.u, net.v, net.w)  # fmt: skip
 
 

@@ -298,11 +298,11 @@ def test_expected_sweeps_take_each_distinct_word_and_flags_once(index, variant):
     feats = [fast.features(sig) for sig in dict.fromkeys(SIGS + SHARING)]
     static = np.concatenate([f.unit.psi_static for f in feats])
     flags = np.concatenate([f.flags for f in feats])
-    assert len(rq.kind) == len(static) and len(rq.static) < len(static)  # repeats were merged
-    assert np.array_equal(rq.static[rq.kind], static) and np.array_equal(rq.flags[rq.kind], flags)
+    assert len(rq.pair) == len(static) and len(rq.static) < len(static)  # repeats were merged
+    assert np.array_equal(rq.static[rq.pair], static) and np.array_equal(rq.flags[rq.pair], flags)
     slots, temp = (fast.rows.flag_slots, fast.rows.plabel_slots), fast.config.temperature
     once, each = np.empty((len(static), 3)), np.empty((len(static), 3))
-    kernels._label_marginals(fast.v, rq.static, rq.flags, rq.kind, rq.parent, rq.order, *slots,
+    kernels._label_marginals(fast.v, rq.static, rq.flags, rq.pair, rq.parent, rq.order, *slots,
                              temp, np.empty((len(rq.static), 4, 3)), once)
     kernels._label_marginals(fast.v, static, flags, np.arange(len(static)), rq.parent, rq.order,
                              *slots, temp, np.empty((len(static), 4, 3)), each)
