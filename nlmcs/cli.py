@@ -145,8 +145,8 @@ def _interrupted(err: KeyboardInterrupt) -> int:
 
 def _interrupt_behind(err: BaseException) -> KeyboardInterrupt | None:
     """The Ctrl-C or SIGTERM an error stands for, if any: a signal whose handler raises while
-    compiled code has called back into Python (numba unpickling a kernel's constant) reaches
-    us as a SystemError chained to the interrupt."""
+    compiled code has called back into Python (numba fetching the array class as it boxes the
+    arrays a kernel returns) reaches us as a SystemError chained to the interrupt."""
     seen = set()
     while err is not None and id(err) not in seen:
         if isinstance(err, KeyboardInterrupt):
