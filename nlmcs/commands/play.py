@@ -18,6 +18,7 @@ from nlmcs.commands.options import (
     corpus_options,
     csv_ints,
     csv_names,
+    int_option,
     make_game,
 )
 from nlmcs.errors import UserInputError
@@ -77,6 +78,7 @@ def register_bench(bench_sub) -> None:
     b.add_argument("--steps", type=COUNT, default=1,
                    help="real steps timed per row, each from the start position: the first is "
                         "reported as before, the mean of the others as 'warm s'")
+    _start_turn_option(b)
     b.add_argument("--out", type=Path,
                    help="also append each row, with the time, host and load average, to this "
                         "CSV file")
@@ -101,6 +103,7 @@ def register_bench(bench_sub) -> None:
     s.add_argument("--steps", type=COUNT, default=3,
                    help="timed real steps, each from the seed's start position (after one "
                         "untimed warm-up step)")
+    _start_turn_option(s)
     s.add_argument("--backend", choices=("numba", "numpy"), default="numba",
                    help="value-network arithmetic: numba (compiled) or numpy (reference)")
     s.add_argument("--out", type=Path,
@@ -109,6 +112,13 @@ def register_bench(bench_sub) -> None:
     add_game_options(s)
     add_search_options(s)
     add_corpus_options(s)
+
+
+def _start_turn_option(p) -> None:
+    p.add_argument("--start-turn", type=int_option(low=0), default=0,
+                   help="time the steps from this turn of a game the built-in AIs play from "
+                        "the seed (0: the start position); later turns have more units and "
+                        "cities, and a step costs more")
 
 
 def _check_writable(path: Path | None) -> None:
@@ -185,8 +195,8 @@ def _log_header(args: argparse.Namespace, scfg, mcfg) -> dict:
 
 
 SEARCH_COLUMNS = ("method", "rollouts", "workers", "backend", "seconds", "cpu_seconds",
-                  "peak_mb", "warm_seconds", "depth", "seed", "steps", "opponent", "manual", "game",
-                  "map", "x_ref", "release_seconds")
+                  "peak_mb", "warm_seconds", "depth", "seed", "start_turn", "steps", "opponent",
+                  "manual", "game", "map", "x_ref", "release_seconds")
 """The columns of `nlmcs bench search --out` after the context ones: `BenchRow`'s fields, the
 options that set the position and budget, the compiled path's speed-up over the numpy
 reference and the 2011 release's seconds where known."""
@@ -223,14 +233,16 @@ def bench_cli(args: argparse.Namespace) -> int:
         warm = f"{r.warm_seconds:>8.2f}" if r.warm_seconds is not None else f"{'-':>8}"
         print(f"{r.method:<16}{r.rollouts:>9}{r.workers:>8}{r.backend:>8}{r.seconds:>10.2f}"
               f"{warm}{r.cpu_seconds:>8.2f}{r.peak_mb:>9.0f}{ratio}{rel}", flush=True)  # fmt: skip
-        log.record({**asdict(r), "depth": args.depth, "seed": args.seed, "steps": args.steps,
+        log.record({**asdict(r), "depth": args.depth, "seed": args.seed,
+                    "start_turn": args.start_turn, "steps": args.steps,
                     "opponent": args.opponent, "manual": args.manual, "game": args.game,
                     "map": args.map, "x_ref": x_ref, "release_seconds": release})
 
     bench_search(game=game, methods=methods, rollouts=rollouts, workers=workers,
                  backends=sorted(backends, reverse=True), depth=args.depth,
                  seed=args.seed, manual=args.manual, corpus=corpus_options(args),
-                 opponent=args.opponent, steps=args.steps, on_row=on_row)  # fmt: skip
+                 opponent=args.opponent, steps=args.steps, start_turn=args.start_turn,
+                 on_row=on_row)  # fmt: skip
     print("sec/step: the first step; warm s: the mean of the later ones (--steps); cpu s: per "
           "step; x ref: the numpy reference's seconds over these; release: the 2011 C++ release "
           "on two cores (text and linear, depth 20)")
@@ -241,7 +253,8 @@ def bench_cli(args: argparse.Namespace) -> int:
 def step_columns(parts) -> tuple[str, ...]:
     """The columns of `nlmcs bench step --out` after the context ones: a row per timed step."""
     split = [f"{name}_{what}" for name in parts for what in ("seconds", "calls")]
-    return ("method", "rollouts", "depth", "workers", "backend", "seed", "step", "seconds",
+    return ("method", "rollouts", "depth", "workers", "backend", "seed", "start_turn", "step",
+            "seconds",
             *split, "rest_seconds", "replay_seconds", "replay_same")
 
 
@@ -250,6 +263,7 @@ def bench_step_cli(args: argparse.Namespace) -> int:
 
     from nlmcs.experiments.bench_record import BenchLog
     from nlmcs.experiments.bench_step import PARTS, bench_step
+    from nlmcs.experiments.positions import start_position
 
     method = get_method(args.method)
     if method.planner != "mc":
@@ -262,12 +276,12 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     mcfg = replace(mcfg, backend=args.backend)
     log = BenchLog(args.out, step_columns(PARTS))  # a bad --out is refused before any work
     game = make_game(args)
+    state = start_position(game, seed=args.seed, turns=args.start_turn)
     planner = make_planner(method.name, game=game, manual=args.manual,
                            corpus=corpus_options(args), search_config=scfg, model_config=mcfg,
                            seed=args.seed)  # fmt: skip
-    state = game.new_initial_state(args.seed)
-    print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {args.backend}; "
-          f"one warm-up step, then {args.steps} timed", flush=True)
+    print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {args.backend}, from turn "
+          f"{state.turn}; one warm-up step, then {args.steps} timed", flush=True)
 
     def on_step(k, row):
         print(f"step {k + 1}: {row.seconds:.2f} s", flush=True)
@@ -275,7 +289,8 @@ def bench_step_cli(args: argparse.Namespace) -> int:
                  for name in PARTS for what, attr in (("seconds", "parts"), ("calls", "calls"))}
         log.record({"method": method.name, "rollouts": scfg.rollouts, "depth": scfg.depth,
                     "workers": scfg.workers, "backend": args.backend, "seed": args.seed,
-                    "step": k + 1, "seconds": row.seconds, **split, "rest_seconds": row.rest,
+                    "start_turn": args.start_turn, "step": k + 1, "seconds": row.seconds,
+                    **split, "rest_seconds": row.rest,
                     "replay_seconds": row.replay_seconds, "replay_same": row.replay_same})
 
     try:

@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
+from nlmcs.experiments.positions import start_position
 from nlmcs.games.civ import CivGame
-from nlmcs.games.runner import play_game
 
 FIGURES = ("map_tiles", "start_turn", "start_units", "start_cities", "rollouts", "depth",
            "simulated_turns", "turns_per_second", "agent_decisions_per_second",
@@ -21,18 +21,10 @@ FIGURES = ("map_tiles", "start_turn", "start_units", "start_cities", "rollouts",
 """What `bench_engine` returns, in order (the columns of `nlmcs bench engine --out`)."""
 
 
-def midgame_state(game: CivGame, *, seed: int = 0, turns: int = 50):
-    """The position the benchmark starts from: built-in AIs play `turns` turns from `seed`."""
-    pols = {p: game.policy("builtin:normal") for p in range(game.num_players)}
-    state = game.new_initial_state(seed)
-    play_game(game, pols, seed=seed, max_turns=turns, state=state)
-    return state
-
-
 def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: int = 0,
                  midgame_turns: int = 50) -> dict[str, float]:
     """Random roll-outs of `depth` turns from a mid-game position; returns the figures."""
-    root = midgame_state(game, seed=seed, turns=midgame_turns)
+    root = start_position(game, seed=seed, turns=midgame_turns)
     root.max_turns = root.turn + depth + 1  # roll-outs are never cut short by the turn limit
     policy = game.policy("random")
     rng = np.random.default_rng(seed)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from nlmcs.experiments.positions import start_position
 from nlmcs.games.base import Game
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
@@ -49,9 +50,11 @@ def bench_search(
     opponent: str = "builtin",
     model_config: ModelConfig | None = None,
     steps: int = 1,
+    start_turn: int = 0,
     on_row: Callable[[BenchRow], None] | None = None,
 ) -> list[BenchRow]:
-    """Seconds for the first real step from the seed's start position, per method, budget,
+    """Seconds for the first real step from the seed's start position (or from turn
+    `start_turn` of the built-in AIs' game, `positions.start_position`), per method, budget,
     workers and backend (methods without a value network are timed once, as "-"); with `steps`
     above 1 the planner plays that many steps from the same position (step k's choices seeded
     seed + k) and the mean of all but the first is reported too: the first step also builds
@@ -62,7 +65,7 @@ def bench_search(
     cost apart from waiting on a busy machine; peak memory is the largest resident size of
     this process or of any worker so far (ru_maxrss).
     """
-    state = game.new_initial_state(seed)
+    state = start_position(game, seed=seed, turns=start_turn)
     base = model_config or ModelConfig()
     rows = []
     for method in methods:

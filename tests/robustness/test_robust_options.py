@@ -66,6 +66,8 @@ BAD = [
     (("bench", "engine", "--midgame-turns", "-1"), "--midgame-turns"),
     (("bench", "search", "--depth", "0"), "--depth"),
     (("bench", "search", "--steps", "0"), "--steps"),
+    (("bench", "search", "--start-turn", "-1"), "--start-turn"),
+    (("bench", "step", "--start-turn", "x", *TINY), "--start-turn"),
     (("bench", "step", "--steps", "0", *TINY), "--steps"),
     (("bench", "step", "--map", "tiny", "--steps", "1", "--rollouts", "0"), "--rollouts"),
     (("bench", "step", "--manual", "no-such-manual", *TINY), "no-such-manual"),
