@@ -76,7 +76,7 @@ def register_bench(bench_sub) -> None:
     b.add_argument("--manual", default="civ-guide", help="stored manual name")
     b.add_argument("--opponent", default="builtin", help="opponent policy inside roll-outs")
     b.add_argument("--steps", type=COUNT, default=1,
-                   help="real steps timed per row, each from the start position: the first is "
+                   help="real steps timed per row, each from the same position: the first is "
                         "reported as before, the mean of the others as 'warm s'")
     _start_turn_option(b)
     b.add_argument("--out", type=Path,
@@ -101,8 +101,8 @@ def register_bench(bench_sub) -> None:
     s.add_argument("--opponent", default="builtin", help="opponent policy inside roll-outs")
     s.add_argument("--seed", type=SEED, default=0, help="seed of the position and the search")
     s.add_argument("--steps", type=COUNT, default=3,
-                   help="timed real steps, each from the seed's start position (after one "
-                        "untimed warm-up step)")
+                   help="timed real steps, each from the same position (after one untimed "
+                        "warm-up step)")
     _start_turn_option(s)
     s.add_argument("--backend", choices=("numba", "numpy"), default="numba",
                    help="value-network arithmetic: numba (compiled) or numpy (reference)")
@@ -254,8 +254,7 @@ def step_columns(parts) -> tuple[str, ...]:
     """The columns of `nlmcs bench step --out` after the context ones: a row per timed step."""
     split = [f"{name}_{what}" for name in parts for what in ("seconds", "calls")]
     return ("method", "rollouts", "depth", "workers", "backend", "seed", "start_turn", "step",
-            "seconds",
-            *split, "rest_seconds", "replay_seconds", "replay_same")
+            "seconds", *split, "rest_seconds", "replay_seconds", "replay_same")
 
 
 def bench_step_cli(args: argparse.Namespace) -> int:

@@ -1,7 +1,7 @@
 """The positions benchmarks time from: the seed's start, or a later turn of a built-in AI game.
 
 A search's step costs more as the game fills with units and cities (at 500 x 20 the text search's
-steps took ~3.7 s in the first turns of a game and ~6 s by turn 30), so a benchmark that only
+steps took ~4 s in a game's first turns and 6-7 s from turn 30 on), so a benchmark that only
 times the start position understates what a user waits in a real game.
 """
 
