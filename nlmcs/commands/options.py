@@ -132,6 +132,20 @@ def make_game(args):
     return by_name(args.game, **kwargs)
 
 
+def simulated_game(args):
+    """`make_game` for the commands that play the game in this process (`play`, `bench
+    search`, `bench step`, `relevance accuracy`): a FreeCiv match runs on a server and is
+    played by `nlmcs freeciv play` and `nlmcs ablation run --game freeciv`."""
+    from nlmcs.games.base import Game
+
+    game = make_game(args)
+    if not isinstance(game, Game):
+        raise UserInputError(f"--game {args.game}: this command plays a simulated game (civ); "
+                             f"a {args.game} game is played on a server with `nlmcs freeciv "
+                             f"play` or `nlmcs ablation run --game {args.game}`")
+    return game
+
+
 # --- search, model and corpus options -----------------------------------------------------------
 SEARCH_OPTIONS = ("rollouts", "depth", "workers", "batch", "learn_steps", "real_move", "early_q",
                   "late_q", "reward", "rollout", "prior_mode", "puct_c", "prior_visits",

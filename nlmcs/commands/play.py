@@ -19,7 +19,7 @@ from nlmcs.commands.options import (
     csv_ints,
     csv_names,
     int_option,
-    make_game,
+    simulated_game,
 )
 from nlmcs.errors import UserInputError
 from nlmcs.files import check_output
@@ -134,7 +134,7 @@ def play_cli(args: argparse.Namespace) -> int:
     if args.report is not None and method.reads == "nothing":
         raise UserInputError(f"--report shows what a text method read; {method.name} reads no "
                              "text (use text, relevance-only or random-text)")
-    game = make_game(args)
+    game = simulated_game(args)
     scfg, mcfg = configs(args)
     with tempfile.TemporaryDirectory(prefix="nlmcs-play-") as scratch:
         log_path = args.log_decisions
@@ -211,7 +211,7 @@ def bench_cli(args: argparse.Namespace) -> int:
     methods = csv_names(args.methods)
     for m in methods:
         get_method(m)
-    game = make_game(args)
+    game = simulated_game(args)
     rollouts = csv_ints(args.rollouts, "rollouts")
     workers = csv_ints(args.workers, "workers")
     backends = csv_names(args.backends)
@@ -274,7 +274,7 @@ def bench_step_cli(args: argparse.Namespace) -> int:
                              "more could give at best); `nlmcs bench search` times several")
     mcfg = replace(mcfg, backend=args.backend)
     log = BenchLog(args.out, step_columns(PARTS))  # a bad --out is refused before any work
-    game = make_game(args)
+    game = simulated_game(args)
     state = start_position(game, seed=args.seed, turns=args.start_turn)
     planner = make_planner(method.name, game=game, manual=args.manual,
                            corpus=corpus_options(args), search_config=scfg, model_config=mcfg,

@@ -21,7 +21,7 @@ from nlmcs.commands.options import (
     add_search_options,
     configs,
     int_option,
-    make_game,
+    simulated_game,
 )
 from nlmcs.errors import UserInputError
 from nlmcs.files import check_input, check_output
@@ -136,7 +136,7 @@ def accuracy_cli(args: argparse.Namespace) -> int:
         raise UserInputError(f"{args.out}: exists and is not a folder")
     decoys = args.decoys or shipped_decoys()
     check_input(decoys, what="decoy text", max_bytes=DECOY_MAX_BYTES)
-    game = make_game(args)
+    game = simulated_game(args)
     scfg, mcfg = configs(args)
 
     def on_game(i, path):

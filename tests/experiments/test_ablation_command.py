@@ -93,6 +93,10 @@ def test_presets_fill_in_what_the_options_leave_out():
     assert [a.label for a in spec.arms()][:2] == ["text@50", "text@100"]
     spec, _ = build_spec(parse(["ablation", "run", "--full-games", "--max-turns", "7"]))
     assert spec.steps == 7 and spec.full_games and spec.game_options["max_turns"] == 7
+    # a FreeCiv match, which `play` and the benchmarks refuse, is an ablation's game
+    spec, _ = build_spec(parse(["ablation", "run", "--game", "freeciv", "--opponent",
+                                "freeciv:easy", "--full-games", "--max-turns", "9"]))
+    assert spec.game == "freeciv" and spec.steps == 9 and spec.game_options == {"max_turns": 9}
 
 
 @pytest.mark.parametrize("action", ["run", "report", "status"])

@@ -67,6 +67,11 @@ BAD = [
     (("bench", "search", "--depth", "0"), "--depth"),
     (("bench", "search", "--steps", "0"), "--steps"),
     (("bench", "search", "--start-turn", "-1"), "--start-turn"),
+    # a FreeCiv match runs on a server: the commands that play a simulated game refuse it
+    (("play", "--game", "freeciv", "--opponent", "freeciv:easy", *TINY), "nlmcs freeciv play"),
+    (("bench", "search", "--game", "freeciv", "--methods", "uct"), "nlmcs freeciv play"),
+    (("bench", "step", "--game", "freeciv", *TINY), "nlmcs freeciv play"),
+    (("relevance", "accuracy", "--game", "freeciv", "--out", "acc"), "nlmcs freeciv play"),
     (("bench", "step", "--start-turn", "x", *TINY), "--start-turn"),
     (("bench", "step", "--steps", "0", *TINY), "--steps"),
     (("bench", "step", "--map", "tiny", "--steps", "1", "--rollouts", "0"), "--rollouts"),
