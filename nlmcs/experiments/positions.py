@@ -21,5 +21,6 @@ def start_position(game: Game, *, seed: int, turns: int = 0) -> State:
         play_game(game, pols, seed=seed, max_turns=turns, state=state)
         if state.is_terminal():
             raise UserInputError(f"the built-in AIs' game of seed {seed} is over at turn "
-                                 f"{state.turn}, before turn {turns}: ask for fewer turns")
+                                 f"{state.turn}, so it has no turn {turns} to start from: ask "
+                                 f"for a turn before {state.turn}")
     return state

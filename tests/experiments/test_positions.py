@@ -39,8 +39,11 @@ def test_a_later_turn_is_where_the_built_in_ais_play_to_and_the_same_for_a_seed(
 
 def test_a_turn_past_the_end_of_the_game_is_refused():
     game = CivGame(CivConfig.preset("tiny", max_turns=5))
-    with pytest.raises(UserInputError, match="over at turn 5, before turn 9"):
+    with pytest.raises(UserInputError, match="over at turn 5, so it has no turn 9"):
         start_position(game, seed=0, turns=9)
+    with pytest.raises(UserInputError, match="no turn 5 to start from: ask for a turn before 5"):
+        start_position(game, seed=0, turns=5)  # the last turn is the end of the game
+    assert start_position(game, seed=0, turns=4).turn == 4
 
 
 def test_bench_step_and_search_time_from_the_asked_turn(tmp_path, capsys):
@@ -65,5 +68,5 @@ def test_bench_refuses_a_turn_the_game_does_not_reach(command, tmp_path, capsys)
                  "--max-turns", "5", "--start-turn", "9", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2
-    assert len(err.strip().splitlines()) == 1 and "before turn 9" in err
+    assert len(err.strip().splitlines()) == 1 and "no turn 9" in err
     assert not out.exists()
