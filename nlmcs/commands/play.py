@@ -317,8 +317,8 @@ def bench_step_cli(args: argparse.Namespace) -> int:
           f"({replay_s:.3f} s per step); weights equal to the step's: {'yes' if same else 'NO'}")
     for w in (2, 4):
         least = sum(r.ceiling(w) for r in rows) / n
-        print(f"{w} workers at best: {least:.2f} s per step ({total / least:.2f}x), since every "
-              "replica learns every roll-out")
+        print(f"{w} workers at best: {least:.2f} s per step ({total / least:.2f}x): each batch "
+              "waits for its last roll-out, then every replica learns all of them")
     print(log.summary())
     if not same:
         print("error: learning the step's roll-outs again from its first weights did not give "

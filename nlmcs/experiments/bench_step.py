@@ -8,12 +8,16 @@ learned again from the weights the step started with (`replay`): the sweeps time
 is steadier than a whole step on a busy machine, and a check that the replay ends on the
 step's weights to the last bit.
 
-Every replica of a multi-worker search learns every roll-out (`nlmcs.search.workers`), so with W
-workers a step takes at least (step - learning) / W + learning: the ceiling printed here.
+What W workers could do at best (`StepTimes.ceiling`) is worked out from the step's own roll-outs:
+each batch's roll-outs are handed, in index order, to whichever worker is free, the batch waits
+for its last one, and then every replica learns every roll-out of the batch
+(`nlmcs.search.workers`). Roll-outs differ in length several-fold, so the batch's end, not only
+the learning, keeps two workers from halving a step.
 """
 
 from __future__ import annotations
 
+import heapq
 import time
 from collections import Counter
 from dataclasses import dataclass
@@ -60,6 +64,8 @@ class TimedEvaluator:
         self.inner = inner
         self.clock = clock
         self.learned: list[tuple] = []  # (prepared rows, reward) of this step, in learning order
+        self.learn_seconds: list[float] = []  # each of them learned, in learning order
+        self.rollout_seconds: list[float] = []  # each roll-out played (`time_rollouts`)
         self.start = None  # the learned state before the step's first update
 
     def __getattr__(self, name):
@@ -72,6 +78,8 @@ class TimedEvaluator:
         self.inner.reset()
         self.clock.clear()
         self.learned = []
+        self.learn_seconds = []
+        self.rollout_seconds = []
         self.start = None
 
     def agent_q(self, state, agent, actions):
@@ -90,7 +98,21 @@ class TimedEvaluator:
         if self.start is None:
             self.start = _copy(self.inner.learned())
         self.learned.append((prepared, reward))
+        t = time.perf_counter()
         self._timed("learn", prepared, reward)
+        self.learn_seconds.append(time.perf_counter() - t)
+
+    def time_rollouts(self, core) -> None:
+        """Time each roll-out `core` plays (what the step's batches are made of)."""
+        run = core.run
+
+        def timed_run(*args, **kwargs):
+            t = time.perf_counter()
+            out = run(*args, **kwargs)
+            self.rollout_seconds.append(time.perf_counter() - t)
+            return out
+
+        core.run = timed_run
 
 
 class TimedOpponents:
@@ -137,6 +159,9 @@ class StepTimes:
     rollouts: int
     replay_seconds: float
     replay_same: bool
+    batch: int = 10  # roll-outs per weight snapshot (`SearchConfig.batch`)
+    rollout_seconds: tuple[float, ...] = ()  # each roll-out played, in index order
+    learn_seconds: tuple[float, ...] = ()  # each roll-out learned, in index order
 
     @property
     def rest(self) -> float:
@@ -144,10 +169,28 @@ class StepTimes:
         return self.seconds - sum(self.parts.values())
 
     def ceiling(self, workers: int) -> float:
-        """The least seconds per step with `workers` workers if the roll-outs split perfectly
-        and nothing else were added: every replica still learns every roll-out."""
+        """The least seconds per step with `workers` workers if nothing were added to the work
+        (no exchanges, no scores computed twice): each batch's roll-outs handed out in index
+        order to whichever worker is free, the batch done when its last roll-out is, then
+        learned by every replica; the rest of the step as it was. Without per-roll-out times:
+        (step - learning) / workers + learning."""
         learn = self.parts.get("learn", 0.0)
-        return (self.seconds - learn) / workers + learn
+        play = self.rollout_seconds
+        if not play or len(self.learn_seconds) != len(play):
+            return (self.seconds - learn) / workers + learn
+        out = self.seconds - sum(play) - sum(self.learn_seconds)
+        for lo in range(0, len(play), self.batch):
+            out += makespan(play[lo : lo + self.batch], workers)
+            out += sum(self.learn_seconds[lo : lo + self.batch])
+        return out
+
+
+def makespan(seconds, workers: int) -> float:
+    """When the last of these jobs ends if each goes, in order, to the first worker free."""
+    free = [0.0] * workers
+    for s in seconds:
+        heapq.heapreplace(free, free[0] + s)
+    return max(free)
 
 
 def replay(evaluator: TimedEvaluator) -> tuple[float, bool]:
@@ -179,6 +222,7 @@ def bench_step(planner, state, *, steps: int, seed: int, on_step=None) -> list[S
     core = planner.core  # the one-worker executor runs this core
     timed = core.evaluator = TimedEvaluator(core.evaluator, clock)
     core.opponents = TimedOpponents(core.opponents, clock)
+    timed.time_rollouts(core)
     planner.choose(state.clone(), 0, np.random.default_rng(seed))  # warm-up, untimed
     out = []
     for k in range(steps):
@@ -188,7 +232,8 @@ def bench_step(planner, state, *, steps: int, seed: int, on_step=None) -> list[S
         parts = {name: clock.seconds[name] for name in PARTS if clock.calls[name]}
         calls = {name: clock.calls[name] for name in PARTS if clock.calls[name]}
         replay_seconds, same = replay(timed)
-        row = StepTimes(seconds, parts, calls, cfg.rollouts, replay_seconds, same)
+        row = StepTimes(seconds, parts, calls, cfg.rollouts, replay_seconds, same, cfg.batch,
+                        tuple(timed.rollout_seconds), tuple(timed.learn_seconds))
         out.append(row)
         if on_step is not None:
             on_step(k, row)

@@ -6,7 +6,7 @@ import pytest
 from toy_game import ToyGame, make_manual
 
 from nlmcs.cli import main
-from nlmcs.experiments.bench_step import PARTS, bench_step, replay
+from nlmcs.experiments.bench_step import PARTS, StepTimes, bench_step, makespan, replay
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.methods import make_planner
@@ -46,6 +46,8 @@ def test_timed_steps_play_and_learn_what_untimed_ones_do(kind):
         assert set(row.parts) <= set(PARTS)
         assert 0 < sum(row.parts.values()) < row.seconds
         assert row.replay_same
+        assert len(row.rollout_seconds) == len(row.learn_seconds) == 6
+        assert 0 < sum(row.rollout_seconds) + sum(row.learn_seconds) < row.seconds
         assert row.ceiling(1) == pytest.approx(row.seconds)
         assert row.parts["learn"] < row.ceiling(2) < row.seconds
 
@@ -74,3 +76,25 @@ def test_bench_step_command(tmp_path, monkeypatch, capsys):
     assert "learns no value network" in capsys.readouterr().err
     assert main(["bench", "step", "--method", "linear", "--workers", "2", "--map", "tiny"]) == 2
     assert "one worker" in capsys.readouterr().err
+
+
+def test_makespan_hands_jobs_in_order_to_the_first_free_worker():
+    assert makespan([1.0, 1.0, 1.0, 1.0], 2) == 2.0
+    assert makespan([3.0, 1.0, 1.0, 1.0], 2) == 3.0  # the long one holds the batch
+    assert makespan([1.0, 1.0, 1.0, 3.0], 2) == 4.0  # and more so when it comes last
+    assert makespan([1.0, 2.0], 1) == 3.0
+    assert makespan([], 2) == 0.0
+
+
+def test_ceiling_waits_for_each_batch_and_repeats_its_learning():
+    row = StepTimes(seconds=10.5, parts={"learn": 0.4}, calls={}, rollouts=4, replay_seconds=0,
+                    replay_same=True, batch=2, rollout_seconds=(1.0, 3.0, 2.0, 2.0),
+                    learn_seconds=(0.1, 0.1, 0.1, 0.1))
+    # the rest of the step is 10.5 - 8 - 0.4 = 2.1
+    assert row.ceiling(1) == pytest.approx(10.5)
+    assert row.ceiling(2) == pytest.approx(2.1 + (3.0 + 0.2) + (2.0 + 0.2))
+    assert row.ceiling(4) == pytest.approx(row.ceiling(2))  # no batch has more than 2
+    # the old bound, which a step's batches cannot reach here
+    assert (row.seconds - 0.4) / 2 + 0.4 < row.ceiling(2)
+    bare = StepTimes(10.5, {"learn": 0.4}, {}, 4, 0, True)  # no roll-out times kept
+    assert bare.ceiling(2) == pytest.approx((10.5 - 0.4) / 2 + 0.4)
