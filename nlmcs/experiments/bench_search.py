@@ -6,6 +6,9 @@ Library side of `nlmcs bench search`.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
 import resource
 import time
 from collections.abc import Callable, Sequence
@@ -63,7 +66,9 @@ def bench_search(
     Planner start-up (worker processes, manual index) is not timed; CPU seconds (per timed
     step) add this process and its workers (start-up included for workers), which tells the
     cost apart from waiting on a busy machine; peak memory is the largest resident size of
-    this process or of any worker so far (ru_maxrss).
+    this process or of any of the row's workers. On Linux each row's peak is its own: the
+    previous row's planner is collected and this process's peak is started afresh
+    (`fresh_peak`) before the row; elsewhere it is the largest so far (ru_maxrss).
     """
     state = start_position(game, seed=seed, turns=start_turn)
     base = model_config or ModelConfig()
@@ -75,18 +80,23 @@ def bench_search(
                 for backend in (backends if learned else ("-",)):
                     cfg = SearchConfig(rollouts=n, depth=depth, workers=w, opponent=opponent)
                     mcfg = replace(base, backend=backend) if learned else base
+                    gc.collect()  # the last row's planner (its caches) is not this row's
+                    fresh = fresh_peak()
                     planner = make_planner(method, game=game, manual=manual, corpus=corpus,
                                            search_config=cfg, model_config=mcfg, seed=seed)
-                    row = _time_steps(planner, state, seed, steps, (method, n, w, backend))
+                    row = _time_steps(planner, state, seed, steps, (method, n, w, backend),
+                                      fresh)
+                    del planner
                     rows.append(row)
                     if on_row is not None:
                         on_row(row)
     return rows
 
 
-def _time_steps(planner, state, seed: int, steps: int, key: tuple) -> BenchRow:
+def _time_steps(planner, state, seed: int, steps: int, key: tuple, fresh: bool) -> BenchRow:
     kids0 = _children_cpu()
     seconds = []
+    peaks = None
     try:
         c0 = time.process_time()
         for k in range(steps):
@@ -94,15 +104,46 @@ def _time_steps(planner, state, seed: int, steps: int, key: tuple) -> BenchRow:
             planner.choose(state.clone(), 0, np.random.default_rng(seed + k))
             seconds.append(time.perf_counter() - t0)
         cpu = time.process_time() - c0
+        if fresh:  # the workers' peaks, read while they still run
+            procs = getattr(getattr(planner, "executor", None), "procs", ())
+            peaks = [peak_kib(p.pid) for p in procs] + [peak_kib()]
     finally:
         planner.close()
     cpu += _children_cpu() - kids0  # workers count once they have exited
-    peak = max(
-        resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-        resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
-    )
+    if peaks is not None and None not in peaks:
+        peak = max(peaks)
+    else:
+        peak = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                   resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
     warm = sum(seconds[1:]) / (steps - 1) if steps > 1 else None
     return BenchRow(*key, seconds[0], cpu / steps, peak / 1024.0, warm)
+
+
+def fresh_peak() -> bool:
+    """Start this process's peak resident size afresh from its present size (Linux:
+    /proc/self/clear_refs), after handing the memory freed so far back to the system (glibc's
+    malloc_trim: else the last row's freed heap would count as this row's); False where that
+    cannot be done."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        return False
+    return peak_kib() is not None
+
+
+def peak_kib(pid: int | str = "self") -> int | None:
+    """The peak resident size of a process in KiB (Linux: VmHWM), None where unknown."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
 
 
 def _children_cpu() -> float:
