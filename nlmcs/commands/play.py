@@ -261,7 +261,7 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     from dataclasses import replace
 
     from nlmcs.experiments.bench_record import BenchLog
-    from nlmcs.experiments.bench_step import PARTS, bench_step
+    from nlmcs.experiments.bench_step import PARTS, bench_step, rollout_spread
     from nlmcs.experiments.positions import start_position
 
     method = get_method(args.method)
@@ -315,6 +315,10 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     same = all(r.replay_same for r in rows)
     print(f"\nsweeps learned again alone: {1e3 * replay_s / rows[0].rollouts:.3f} ms per roll-out "
           f"({replay_s:.3f} s per step); weights equal to the step's: {'yes' if same else 'NO'}")
+    spread = rollout_spread(rows)
+    if spread is not None:
+        print(f"roll-outs played: {spread[0]:.2f} ms median, {spread[1]:.2f} ms 90th percentile, "
+              f"{spread[2]:.2f} ms the longest, in batches of {rows[0].batch}")
     for w in (2, 4):
         least = sum(r.ceiling(w) for r in rows) / n
         print(f"{w} workers at best: {least:.2f} s per step ({total / least:.2f}x): each batch "

@@ -185,6 +185,15 @@ class StepTimes:
         return out
 
 
+def rollout_spread(rows: list[StepTimes]) -> tuple[float, float, float] | None:
+    """Milliseconds a roll-out took over these steps: median, 90th percentile, longest (None
+    without per-roll-out times): how far a batch may wait for its last one."""
+    played = [s for row in rows for s in row.rollout_seconds]
+    if not played:
+        return None
+    return tuple(float(x) for x in np.percentile(np.array(played) * 1e3, [50, 90, 100]))
+
+
 def makespan(seconds, workers: int) -> float:
     """When the last of these jobs ends if each goes, in order, to the first worker free."""
     free = [0.0] * workers

@@ -6,7 +6,14 @@ import pytest
 from toy_game import ToyGame, make_manual
 
 from nlmcs.cli import main
-from nlmcs.experiments.bench_step import PARTS, StepTimes, bench_step, makespan, replay
+from nlmcs.experiments.bench_step import (
+    PARTS,
+    StepTimes,
+    bench_step,
+    makespan,
+    replay,
+    rollout_spread,
+)
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.methods import make_planner
@@ -71,7 +78,7 @@ def test_bench_step_command(tmp_path, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert code == 0, out
     assert "learning sweeps" in out and "weights equal to the step's: yes" in out
-    assert "2 workers at best" in out
+    assert "2 workers at best" in out and "roll-outs played:" in out
     assert main(["bench", "step", "--method", "uct", "--map", "tiny"]) == 2
     assert "learns no value network" in capsys.readouterr().err
     assert main(["bench", "step", "--method", "linear", "--workers", "2", "--map", "tiny"]) == 2
@@ -98,3 +105,5 @@ def test_ceiling_waits_for_each_batch_and_repeats_its_learning():
     assert (row.seconds - 0.4) / 2 + 0.4 < row.ceiling(2)
     bare = StepTimes(10.5, {"learn": 0.4}, {}, 4, 0, True)  # no roll-out times kept
     assert bare.ceiling(2) == pytest.approx((10.5 - 0.4) / 2 + 0.4)
+    assert rollout_spread([row]) == pytest.approx((2000.0, 2700.0, 3000.0))
+    assert rollout_spread([bare]) is None
