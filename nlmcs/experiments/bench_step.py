@@ -43,11 +43,13 @@ class Stopwatch:
     def __init__(self):
         self.seconds: Counter = Counter()
         self.calls: Counter = Counter()
+        self.last = 0.0  # seconds of the last call timed
 
     def run(self, name: str, fn, *args, **kwargs):
         t = time.perf_counter()
         out = fn(*args, **kwargs)
-        self.seconds[name] += time.perf_counter() - t
+        self.last = time.perf_counter() - t
+        self.seconds[name] += self.last
         self.calls[name] += 1
         return out
 
@@ -98,9 +100,8 @@ class TimedEvaluator:
         if self.start is None:
             self.start = _copy(self.inner.learned())
         self.learned.append((prepared, reward))
-        t = time.perf_counter()
         self._timed("learn", prepared, reward)
-        self.learn_seconds.append(time.perf_counter() - t)
+        self.learn_seconds.append(self.clock.last)
 
     def time_rollouts(self, core) -> None:
         """Time each roll-out `core` plays (what the step's batches are made of)."""

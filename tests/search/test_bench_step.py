@@ -54,6 +54,7 @@ def test_timed_steps_play_and_learn_what_untimed_ones_do(kind):
         assert 0 < sum(row.parts.values()) < row.seconds
         assert row.replay_same
         assert len(row.rollout_seconds) == len(row.learn_seconds) == 6
+        assert sum(row.learn_seconds) == pytest.approx(row.parts["learn"])
         assert 0 < sum(row.rollout_seconds) + sum(row.learn_seconds) < row.seconds
         assert row.ceiling(1) == pytest.approx(row.seconds)
         assert row.parts["learn"] < row.ceiling(2) < row.seconds
