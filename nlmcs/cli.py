@@ -22,7 +22,7 @@ import threading
 
 from nlmcs import __version__
 from nlmcs.commands import ablation, corpus, freeciv, game, manual, play, relevance, serve
-from nlmcs.errors import UserInputError
+from nlmcs.errors import UserInputError, WorkerExited
 
 # Order here is the order in `nlmcs --help`.
 COMMAND_MODULES = (manual, game, play, relevance, ablation, corpus, serve, freeciv)
@@ -123,6 +123,9 @@ def main(argv: list[str] | None = None) -> int:
         where = f"{err.filename}: " if err.filename is not None else ""
         print(f"error: {where}{err.strerror or err}", file=sys.stderr)
         return 2
+    except WorkerExited as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as err:
         return _interrupted(err)
     except SystemError as err:

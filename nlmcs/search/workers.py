@@ -32,8 +32,9 @@ import signal
 import socket
 import sys
 from multiprocessing.connection import wait
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
+from nlmcs.errors import WorkerExited
 from nlmcs.search.mc_rollouts import RolloutResult
 
 if TYPE_CHECKING:
@@ -98,10 +99,9 @@ def worker_setup(parent_pid: int) -> None:
     die_with_parent(parent_pid)
 
 
-def _worker(conn, core_bytes: bytes, parent_pid: int, shared, worker: int, workers: int
-            ) -> None:
+def _worker(conn, parent_pid: int, shared, worker: int, workers: int) -> None:
     worker_setup(parent_pid)
-    core = pickle.loads(core_bytes)
+    core = pickle.loads(conn.recv_bytes())
     if shared is not None:
         core.evaluator.share_scores(shared, worker, workers)
     if worker == 0:  # it sends the parent what its replica learned, at the end of each step
@@ -170,7 +170,8 @@ class ProcessExecutor:
     batch when it is free (fixed shares with `late_refresh` above 1). A worker with no roll-out
     left in the batch learns the batch's finished prefix (in roll-out order) while the others
     finish theirs, so every batch that `run_batch` runs must then be `apply`-ed, as the search
-    does (checked)."""
+    does (checked). A worker that dies (killed, out of memory, failing to start) ends the
+    search with `WorkerExited`, which names it and how it ended, once the others are stopped."""
 
     def __init__(self, core: RolloutCore, workers: int):
         self.core = core
@@ -189,14 +190,19 @@ class ProcessExecutor:
             for end in (parent, child):
                 _large_buffers(end)
             proc = ctx.Process(target=_worker, daemon=True,
-                               args=(child, blob, os.getpid(), shared, i, workers))
+                               args=(child, os.getpid(), shared, i, workers))
             proc.start()
             child.close()
             self.conns.append(parent)
             self.procs.append(proc)
-        for c in self.conns:  # start-up is not part of any step's time
-            if c.recv() != "ready":
-                raise RuntimeError("roll-out worker failed to start")
+        # The core goes over the connection, not in the start arguments: a worker that dies
+        # before reading those (its main module failing to import) would leave the start
+        # writing them forever, where a send to a dead worker fails at once.
+        for i in range(workers):  # start-up is not part of any step's time
+            self._post(i, blob, "starting", raw=True)
+        for i in range(workers):
+            if self._recv(i, "starting") != "ready":
+                self._lost(i, "starting")
         self.last: dict[int, tuple[int, bytes]] = {}  # index -> (worker, pickled result)
         self.sent: dict[int, int] = {}  # worker -> roll-outs of the batch it has learned
         self.pending: tuple | None = None  # (last, sent) of the applied batch
@@ -218,7 +224,7 @@ class ProcessExecutor:
         # message to it must not keep the parent from the others.
         prefixed = set(self.pending[1]) if self.pending is not None else set()
         for i in sorted(range(len(self.conns)), key=lambda i: i in prefixed):
-            self.conns[i].send(make_msg(i, self._others(i)))
+            self._post(i, make_msg(i, self._others(i)))
         self.pending = None
 
     def begin_step(self, root, player: int, step: int, seed: int) -> None:
@@ -239,13 +245,13 @@ class ProcessExecutor:
         self.last, self.sent, results = {}, {}, []
         while busy:
             for c in wait(list(busy)):
-                summary, blob = c.recv()
-                results.append(summary)
                 i = busy[c]
+                summary, blob = self._recv(i)
+                results.append(summary)
                 self.last[summary.index] = (i, blob)
                 k = hand_out.next(i)
                 if k is not None:
-                    c.send(("run", k))
+                    self._post(i, ("run", k))
                     continue
                 del busy[c]
                 if busy:
@@ -262,7 +268,7 @@ class ProcessExecutor:
         if upto <= start:
             return
         blobs = [self.last[k][1] for k in indices[start:upto] if self.last[k][0] != i]
-        self.conns[i].send(("prefix", indices[upto], blobs))  # some roll-out is still running
+        self._post(i, ("prefix", indices[upto], blobs))  # some roll-out is still running
         self.sent[i] = upto
 
     def apply(self, results: list[RolloutResult]) -> None:
@@ -278,8 +284,41 @@ class ProcessExecutor:
         if not self.behind:
             return
         self._send(lambda i, others: ("sync", others, i == 0))
-        self.core.evaluator.load_changes(self.conns[0].recv())
+        self.core.evaluator.load_changes(self._recv(0))
         self.behind = False
+
+    def _post(self, i: int, msg, when: str = "playing a step", *, raw: bool = False) -> None:
+        try:
+            if raw:
+                self.conns[i].send_bytes(msg)
+            else:
+                self.conns[i].send(msg)
+        except OSError:  # broken pipe, reset connection: the worker is gone
+            self._lost(i, when)
+
+    def _recv(self, i: int, when: str = "playing a step"):
+        try:
+            return self.conns[i].recv()
+        except (EOFError, OSError):
+            self._lost(i, when)
+
+    def _lost(self, i: int, when: str) -> NoReturn:
+        """Worker i is gone: stop the others and say how it ended."""
+        proc = self.procs[i]
+        proc.join(timeout=5)
+        code = proc.exitcode
+        if code is None:
+            how = "closed its connection"
+        elif code < 0:
+            how = f"was killed by signal {-code}"
+        else:
+            how = f"exited with code {code}"
+        self.close()
+        hint = ""
+        if when == "starting":  # each worker imports the main module of the parent again
+            hint = ("; a script that runs a search with workers must do so under "
+                    "`if __name__ == '__main__':`")
+        raise WorkerExited(f"roll-out worker {i} (pid {proc.pid}) {how} while {when}{hint}")
 
     def close(self) -> None:
         for c in self.conns:

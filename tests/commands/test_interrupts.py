@@ -1,6 +1,7 @@
-"""Ctrl-C and SIGTERM end a command in one line whatever code they land in, compiled kernels
-included: a signal handler that raises while a numba kernel has called back into Python (boxing
-the arrays it returns) reaches the command as a SystemError chained to the interrupt."""
+"""Ctrl-C, SIGTERM and a dead worker process end a command in one line, the signals whatever
+code they land in, compiled kernels included: a signal handler that raises while a numba kernel
+has called back into Python (boxing the arrays it returns) reaches the command as a SystemError
+chained to the interrupt."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from numba import njit
 
 from nlmcs import cli
 from nlmcs.commands import game
+from nlmcs.errors import WorkerExited
 
 ENGINE = ["bench", "engine", "--rollouts", "1", "--depth", "1", "--map", "tiny"]
 
@@ -73,3 +75,13 @@ def test_a_system_error_without_an_interrupt_keeps_its_traceback(monkeypatch):
     monkeypatch.setattr(game, "bench_cli", bench_cli)
     with pytest.raises(SystemError, match="a bug"):
         cli.main(ENGINE)
+
+
+def test_a_worker_that_dies_ends_the_command_in_one_line(monkeypatch, capsys):
+    def bench_cli(args):
+        raise WorkerExited("roll-out worker 1 (pid 7) was killed by signal 9 while playing a step")
+
+    monkeypatch.setattr(game, "bench_cli", bench_cli)
+    assert cli.main(ENGINE) == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "error: roll-out worker 1 (pid 7) was killed by signal 9 while playing a step"]

@@ -1,11 +1,15 @@
 import multiprocessing
 import os
+import signal
 import socket
+import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from nlmcs.errors import WorkerExited
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.mc_rollouts import RolloutResult
 from nlmcs.search.workers import SOCKET_BUFFER, ProcessExecutor, _HandOut, _large_buffers
@@ -153,6 +157,59 @@ def test_a_batch_not_applied_stops_the_next(tmp_path):
             ex.run_batch([2, 3])
     finally:
         ex.close()
+
+
+class DyingCore(WaitingCore):
+    """Roll-out 1 kills the worker that runs it, as the out-of-memory killer would."""
+
+    def run(self, root, player, step, seed, index):
+        if index == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return RolloutResult(index, float(index), {"pid": os.getpid()})
+
+
+def test_a_worker_killed_mid_batch_is_named_and_the_others_stop(tmp_path):
+    ex = ProcessExecutor(DyingCore(tmp_path, 4), workers=2)
+    procs = list(ex.procs)
+    try:
+        ex.begin_step(None, 0, 0, 0)
+        with pytest.raises(WorkerExited, match=r"roll-out worker \d \(pid \d+\) was killed by "
+                                               r"signal 9 while playing a step"):
+            ex.run_batch([0, 1, 2, 3])
+        for p in procs:
+            p.join(timeout=10)
+        assert [p.is_alive() for p in procs] == [False, False]
+    finally:
+        ex.close()
+
+
+def test_a_worker_that_dies_while_starting_is_reported_not_waited_for(tmp_path, monkeypatch):
+    """A worker whose import of the parent's main module fails (a script without the
+    `__main__` guard) dies before it reads its start arguments: the parent must say so, not
+    hang writing them (it did when the core, ~MBs, went in those arguments)."""
+    script = tmp_path / "dies.py"
+    script.write_text("import os\nos._exit(3)\n")
+    main = sys.modules["__main__"]
+    monkeypatch.setattr(main, "__spec__", None, raising=False)
+    monkeypatch.setattr(main, "__file__", str(script), raising=False)
+    core = WaitingCore(tmp_path, 1)
+    core.padding = b"x" * (8 << 20)  # more than a pipe or socket buffer holds
+    outcome = []
+
+    def start():
+        try:
+            ProcessExecutor(core, workers=2).close()
+            outcome.append("started")
+        except Exception as err:  # what the test reads below
+            outcome.append(err)
+
+    t = threading.Thread(target=start, daemon=True)
+    t.start()
+    t.join(timeout=120)  # a guard against the old hang, not a timing
+    assert outcome, "the parent still waits on a worker that died while starting"
+    assert isinstance(outcome[0], WorkerExited)
+    assert "exited with code 3 while starting" in str(outcome[0])
+    assert "__main__" in str(outcome[0])
 
 
 def _send_buffer(conn) -> int:
