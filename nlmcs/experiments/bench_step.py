@@ -105,12 +105,11 @@ class TimedEvaluator:
 
     def time_rollouts(self, core) -> None:
         """Time each roll-out `core` plays (what the step's batches are made of)."""
-        run = core.run
+        run, clock = core.run, self.clock
 
         def timed_run(*args, **kwargs):
-            t = time.perf_counter()
-            out = run(*args, **kwargs)
-            self.rollout_seconds.append(time.perf_counter() - t)
+            out = clock.run("roll-out", run, *args, **kwargs)
+            self.rollout_seconds.append(clock.last)
             return out
 
         core.run = timed_run

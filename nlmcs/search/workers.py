@@ -101,7 +101,7 @@ def worker_setup(parent_pid: int) -> None:
 
 def _worker(conn, parent_pid: int, shared, worker: int, workers: int) -> None:
     worker_setup(parent_pid)
-    core = pickle.loads(conn.recv_bytes())
+    core = pickle.loads(conn.recv())
     if shared is not None:
         core.evaluator.share_scores(shared, worker, workers)
     if worker == 0:  # it sends the parent what its replica learned, at the end of each step
@@ -199,7 +199,7 @@ class ProcessExecutor:
         # before reading those (its main module failing to import) would leave the start
         # writing them forever, where a send to a dead worker fails at once.
         for i in range(workers):  # start-up is not part of any step's time
-            self._post(i, blob, "starting", raw=True)
+            self._post(i, blob, "starting")
         for i in range(workers):
             if self._recv(i, "starting") != "ready":
                 self._lost(i, "starting")
@@ -287,12 +287,9 @@ class ProcessExecutor:
         self.core.evaluator.load_changes(self._recv(0))
         self.behind = False
 
-    def _post(self, i: int, msg, when: str = "playing a step", *, raw: bool = False) -> None:
+    def _post(self, i: int, msg, when: str = "playing a step") -> None:
         try:
-            if raw:
-                self.conns[i].send_bytes(msg)
-            else:
-                self.conns[i].send(msg)
+            self.conns[i].send(msg)
         except OSError:  # broken pipe, reset connection: the worker is gone
             self._lost(i, when)
 
