@@ -150,10 +150,9 @@ def simulated_game(args):
 SEARCH_OPTIONS = ("rollouts", "depth", "workers", "batch", "learn_steps", "real_move", "early_q",
                   "late_q", "reward", "rollout", "prior_mode", "puct_c", "prior_visits",
                   "prior_floor", "prior_weight")
-MODEL_OPTIONS = ("alpha", "l2", "passes", "hidden_update", "hidden", "hidden_alpha", "hidden_l2",
-                 "persist", "center", "normalize", "overlap_state", "prior_overlap", "prior_match",
-                 "advice", "prior_advice", "table_bits", "max_sentences", "rank_sentences",
-                 "grounding_features", "game_features")
+MODEL_OPTIONS = ("alpha", "l2", "passes", "hidden_update", "hidden_alpha", "hidden_l2",
+                 "persist", "center", "normalize", "overlap_state", "table_bits", "max_sentences",
+                 "rank_sentences", "grounding_features")
 
 
 def add_search_options(p) -> None:
@@ -176,9 +175,8 @@ def add_search_options(p) -> None:
     m.add_argument("--alpha", type=float, help="learning rate of the output layer")
     m.add_argument("--l2", type=float, help="L2 penalty")
     m.add_argument("--passes", type=int, help="update passes per roll-out (7)")
-    m.add_argument("--hidden-update", choices=("release", "consistent", "error", "expected"),
+    m.add_argument("--hidden-update", choices=("release", "consistent", "expected"),
                    help="factor of the hidden layers' update")
-    m.add_argument("--hidden", choices=("sample", "expect"))
     m.add_argument("--hidden-alpha", type=float, help="learning rate of u and v")
     m.add_argument("--hidden-l2", type=float, help="L2 of u and v")
     m.add_argument("--persist", choices=("none", "hidden"),
@@ -192,22 +190,11 @@ def add_search_options(p) -> None:
                    help="relevance feature: sentence words naming the agent's state")
     m.add_argument("--grounding-features", action=flag,
                    help="output features: labelled words naming the action / the state")
-    m.add_argument("--game-features", action=flag,
-                   help="output features action x agent x state labels in the text kinds "
-                        "(linear and nonlinear always have them)")
-    m.add_argument("--prior-overlap", type=float,
-                   help="starting weight of the overlap relevance features")
-    m.add_argument("--prior-match", type=float,
-                   help="starting weight of the grounding (match) output features")
-    m.add_argument("--advice", action=flag,
-                   help="output feature: the sentence names both the action and the state")
-    m.add_argument("--prior-advice", type=float,
-                   help="starting weight of the advice feature (with --advice)")
     m.add_argument("--table-bits", type=int, help="log2 of each weight table size (18)")
     m.add_argument("--max-sentences", type=int, help="candidate sentence cap")
-    m.add_argument("--rank-sentences", choices=("document", "state", "state-action"),
+    m.add_argument("--rank-sentences", choices=("document", "state-action"),
                    help="which sentences the cap keeps: first in the document, or those "
-                        "sharing most words with the state (and action) labels")  # fmt: skip
+                        "sharing most words with the state and action labels")  # fmt: skip
 
 
 def configs(args):
@@ -235,10 +222,6 @@ def configs(args):
     for name in ("alpha", "l2", "hidden_alpha", "hidden_l2"):
         if getattr(mcfg, name) is not None:
             finite(name.replace("_", "-"), getattr(mcfg, name), low=0.0)
-    for name in ("prior_overlap", "prior_match", "prior_advice"):
-        finite(name.replace("_", "-"), getattr(mcfg, name))
-    if mcfg.prior_advice and not mcfg.advice:
-        raise UserInputError("--prior-advice needs --advice (the feature it starts)")
     for name in ("puct_c", "prior_weight"):
         finite(name.replace("_", "-"), getattr(scfg, name), low=0.0)
     if not 0.0 <= scfg.prior_floor <= 1.0:
@@ -249,8 +232,7 @@ def configs(args):
     return scfg, mcfg
 
 
-MODEL_BOUNDS = {"alpha": 1.0, "hidden_alpha": 1.0, "l2": 1.0, "hidden_l2": 1.0,
-                "prior_overlap": 100.0, "prior_match": 100.0, "prior_advice": 100.0}
+MODEL_BOUNDS = {"alpha": 1.0, "hidden_alpha": 1.0, "l2": 1.0, "hidden_l2": 1.0}
 """Largest magnitude of each real-valued model option: beyond them the weights overflow within
 a few updates and every Q value becomes NaN (the defaults are 1e-4, 0.01 and 0)."""
 

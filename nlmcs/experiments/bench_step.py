@@ -28,7 +28,7 @@ from nlmcs.search.config import SearchConfig
 
 PARTS = {
     "agent_q": "Q of candidates (signatures, scoring)",
-    "q_values": "Q of candidates, sampled or stale",
+    "q_values": "Q of every candidate, sampled",
     "datapoint": "datapoints sampled",
     "prepare": "update rows prepared",
     "learn": "learning sweeps",

@@ -33,15 +33,13 @@ class ModelConfig:
     """L2 penalty; applied to the weights a datapoint touches (sparse decay)."""
     passes: int = 7
     """Update passes over a roll-out's datapoints."""
-    hidden_update: Literal["release", "consistent", "error", "expected"] = "release"
+    hidden_update: Literal["release", "consistent", "expected"] = "release"
     """The factor k of the hidden layers' likelihood-ratio update k (phi(y) - E[phi]) (and the
     same for psi): release k = (Q - R) Q, as the 2011 code and the paper's eq. 3; consistent
-    k = (R - Q) Q, the gradient of the squared error; error k = mean_d (Q_d - R)^2 - (Q - R)^2,
-    REINFORCE on the prediction error with the roll-out's mean error as baseline, so sentences
-    and labels whose features predict the reward better become more likely; expected: u steps
-    down the exact gradient of E_y[(R - Q_y)^2] over every candidate row (no draw, no batch
-    baseline; a single datapoint learns), labels as `error` with the error of the expected
-    labels as baseline. Every rule has compiled sweeps (`nlmcs.model.kernels`)."""
+    k = (R - Q) Q, the gradient of the squared error; expected: u steps down the exact gradient
+    of E_y[(R - Q_y)^2] over every candidate row (no draw, no batch baseline; a single datapoint
+    learns), and the labels take k = e(expected labels) - e(sampled labels). Every rule has
+    compiled sweeps (`nlmcs.model.kernels`)."""
     hidden_alpha: float | None = None
     """Learning rate of u and v (None: `alpha`)."""
     hidden_l2: float | None = None
@@ -61,35 +59,15 @@ class ModelConfig:
     overlap_state: bool = False
     """Add a relevance feature counting the sentence's words that name the agent's state labels
     (the release's overlap counted agent and action words only)."""
-    prior_overlap: float = 0.0
-    """Starting weight of the overlap relevance features (0: none, as the release)."""
-    prior_match: float = 0.0
-    """Starting weight of the two grounding features (action-labelled words naming the
-    candidate action, state-labelled words naming the state)."""
-    advice: bool = False
-    """Add one shared output feature, 1 for a candidate sentence that names both the
-    candidate action (a word of the action's labels that is not a state word) and the agent's
-    state (a state word that is not an action word): the sentence gives advice about this
-    action here. Its weight learns how far the manual's advice predicts the roll-outs' rewards;
-    on the random twin the same words co-occur only by chance."""
-    prior_advice: float = 0.0
-    """Starting weight of the advice feature (with `advice`)."""
-    hidden: Literal["sample", "expect"] = "sample"
-    """sample: y and z drawn at `temperature` per evaluation (release); expect: every choice
-    uses the exact expectation of Q over y and z (label marginals propagated parent before
-    child), while learning still draws y and z once for each chosen action."""
     temperature: float = 1.0
     """Softmax temperature of the hidden layers."""
     min_count: int = 5
     """Manual stems seen fewer times are dropped (as are stop words and punctuation)."""
     max_sentences: int | None = None
     """Cap on candidate sentences per agent; None keeps all that hold the agent's word."""
-    rank_sentences: Literal["document", "state", "state-action"] = "document"
+    rank_sentences: Literal["document", "state-action"] = "document"
     """Which sentences the cap keeps: the first in document order, or those sharing most stems
-    with the agent's state labels (one set per agent and state, the same for all its actions),
-    or with the state's and the candidate action's labels (a set per action)."""
-    game_features: bool = True
-    """Output features action x agent x state labels (always on for `linear`)."""
+    with the agent's state labels and the candidate action's labels (a set per action)."""
     grounding_features: bool = True
     """Two shared output features counting action-/state-labelled words of the chosen sentence
     that match the candidate action's / the state's labels (an addition to the release)."""
@@ -103,7 +81,7 @@ class ModelConfig:
     def release(cls, **overrides) -> ModelConfig:
         """The model as the 2011 release had it: every weight reset at every step, the
         release's hidden-layer sign, all candidate sentences in document order, no grounding
-        features, no priors (README "Deviations from the release" lists what still differs)."""
+        features (README "Deviations from the release" lists what still differs)."""
         return cls(**{**RELEASE, **overrides})
 
     def to_dict(self) -> dict:
@@ -112,8 +90,7 @@ class ModelConfig:
 
 RELEASE = {
     "hidden_update": "release", "hidden_alpha": None, "hidden_l2": None, "persist": "none",
-    "center": False, "normalize": False, "overlap_state": False, "prior_overlap": 0.0,
-    "prior_match": 0.0, "advice": False, "prior_advice": 0.0, "max_sentences": None,
-    "rank_sentences": "document",
-    "grounding_features": False, "alpha": 1e-4, "l2": 0.01, "passes": 7, "hidden": "sample",
+    "center": False, "normalize": False, "overlap_state": False, "max_sentences": None,
+    "rank_sentences": "document", "grounding_features": False, "alpha": 1e-4, "l2": 0.01,
+    "passes": 7,
 }  # fmt: skip

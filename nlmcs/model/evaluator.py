@@ -64,24 +64,21 @@ class NetworkEvaluator:
     def reset(self) -> None:
         self.net.reset()
 
-    def refresh(self) -> None:
-        self.net.refresh_stale()
-
     def agent_q(self, state, agent, actions) -> np.ndarray:
         return self.net.expected_q(_signatures(state, agent, actions))
 
-    def q_values(self, state, candidates, *, sampled, rng, stale=False):
+    def q_values(self, state, candidates, *, sampled, rng):
         sigs: list[Signature] = []
         sizes = []
         for agent, actions in candidates:
             sizes.append(len(actions))
             sigs.extend(_signatures(state, agent, actions))
-        if sampled and self.net.config.hidden == "sample":
+        if sampled:
             decisions = [self.net.sample(s, rng) for s in sigs]
             flat = np.array([d.q for d in decisions])
         else:
-            decisions = [None] * len(sigs) if sampled else None
-            flat = self.net.expected_q(sigs, stale=stale)
+            decisions = None
+            flat = self.net.expected_q(sigs)
         bounds = np.cumsum([0, *sizes])
         qs = [flat[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
         if decisions is None:

@@ -92,7 +92,6 @@ class T:
     PRED_UA = sid("tpl:f:label*word*unit*action")
     PRED_STATE = sid("tpl:f:label*word*state")
     MATCH = sid("tpl:f:match")
-    ADVICE = sid("tpl:f:advice")
     LATENT_PHI = sid("tpl:phi:latent")
     LATENT_F = sid("tpl:f:latent")
 

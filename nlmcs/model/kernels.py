@@ -397,17 +397,11 @@ def shared_sweeps(
     lab_prob = np.empty(3 * n_lab)
     for _ in range(passes):
         _output_step(f_slot, f_val, f_row, w, target, alpha, l2, q, dw)
-        mean_sq = 0.0
-        for d in range(n_data):
-            mean_sq += (q[d] - target) ** 2
-        mean_sq /= max(n_data, 1)
         for d in range(n_data):
             if rule == 0:  # release
                 k[d] = (q[d] - target) * q[d]
-            elif rule == 1:  # consistent
+            else:  # consistent
                 k[d] = (target - q[d]) * q[d]
-            else:  # error
-                k[d] = mean_sq - (q[d] - target) ** 2
         if n_rows:
             set_logits[:] = 0.0
             for g in range(n_sets):

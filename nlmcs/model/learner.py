@@ -6,14 +6,13 @@ For every datapoint (a sampled decision of the first simulated steps of a roll-o
     u <- u + alpha k (phi(y) - E_p[phi])                       sentence relevance
     v <- v + alpha k (psi(z_j) - E_p[psi]) for each word j     predicate labels
 
-with k = (Q - R) Q, the sign of the release, k = (R - Q) Q, the gradient of the squared error, or
-k = mean_d (Q_d - R)^2 - (Q - R)^2, REINFORCE on the prediction error (`ModelConfig.hidden_update`);
-the `expected` rule replaces the sentence update by the exact gradient of the expected squared
-error over all candidate rows (`_expected_factors`). With `ModelConfig.center` the output layer
-learns R - b, b the mean reward of the step's earlier roll-outs. An L2 penalty decays every weight
-a datapoint touches. Each roll-out's datapoints are swept `passes` times; a sweep scores all of
-them with the weights it starts from and then applies their updates together (one vectorised step
-per sweep).
+with k = (Q - R) Q, the sign of the release, or k = (R - Q) Q, the gradient of the squared error
+(`ModelConfig.hidden_update`); the `expected` rule replaces the sentence update by the exact
+gradient of the expected squared error over all candidate rows (`_expected_factors`). With
+`ModelConfig.center` the output layer learns R - b, b the mean reward of the step's earlier
+roll-outs. An L2 penalty decays every weight a datapoint touches. Each roll-out's datapoints
+are swept `passes` times; a sweep scores all of them with the weights it starts from and then
+applies their updates together (one vectorised step per sweep).
 """
 
 from __future__ import annotations
@@ -347,10 +346,6 @@ def _local_row_q(rows: FeatureRows, feats: SigFeatures) -> tuple:
     n_parts = len(feats.parts)
     lang = (np.concatenate([part.lang for part in feats.parts]), np.tile(uw.norm, n_parts),
             np.tile(uw.rows, n_parts))
-    if feats.advice is not None:  # the advice feature adds to its sentences' language score
-        hit = np.flatnonzero(feats.advice)
-        lang = tuple(np.concatenate(x) for x in zip(
-            lang, (np.full(len(hit), rows.advice_slot), feats.advice[hit], hit), strict=True))
     if kind != "text":
         return n_rows, feats.game, lang, no_pred, no_words
     words = (uw.rows, uw.parent, uw.order, uw.psi_static, feats.flags, uw.words)
@@ -403,7 +398,7 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
         net.reward_count += 1
     f = batch.f
     hidden = batch.phi is not None or batch.shared is not None
-    rule = cfg.hidden_update if hidden else "error"  # no hidden layer: k unused
+    rule = cfg.hidden_update if hidden else "release"  # no hidden layer: k unused
     expected = rule == "expected"
     if cfg.backend == "numba" and (not expected or batch.row_q is not None):
         if expected:
@@ -463,7 +458,7 @@ def learn(net: ValueNetwork, batch: Batch | None, reward: float) -> None:
     net.weights_changed()
 
 
-RULES = {"release": 0, "consistent": 1, "error": 2}  # `expected`: `kernels.expected_sweeps`
+RULES = {"release": 0, "consistent": 1}  # `expected`: `kernels.expected_sweeps`
 
 
 def _compiled_sweeps(net: ValueNetwork, batch: Batch, n: int, target: float, rule: str,
@@ -537,10 +532,7 @@ def _hidden_factor(rule: str, q: np.ndarray, target: float) -> np.ndarray:
     """k of the hidden layers' update for each datapoint (see the module docstring)."""
     if rule == "release":
         return (q - target) * q
-    if rule == "consistent":
-        return (target - q) * q
-    sq = (q - target) ** 2
-    return sq.mean() - sq
+    return (target - q) * q
 
 
 def _segment_softmax(x: np.ndarray, starts: np.ndarray) -> np.ndarray:

@@ -66,7 +66,6 @@ class ValueNetwork:
         self._started = False  # persistent weights are initialised once per game
         self._scores: dict[Signature, SigScores] = {}
         self._part_cache: dict = {}  # weight-dependent scores of parts, units, label layers
-        self._stale: dict[Signature, float] = {}  # E[Q] kept across weight changes
         self.shared: SharedScores | None = None  # E[Q] shared with the other roll-out workers
         self.snapshot = 0  # weight changes so far: the same count in every replica
         # E[Q] under the current weights when workers share them: this worker's or another's
@@ -86,25 +85,12 @@ class ValueNetwork:
             self.u[:] = 0.0
             self.v[:] = 0.0
             self.w[half:] = 0.0
-            self._set_priors()
             self._started = True
         self.reward_sum, self.reward_count = 0.0, 0
         self.weights_changed()
-        self.refresh_stale()
         if self._shipped is not None:  # the other replica resets alike
             for table, copy in zip((self.u, self.v, self.w), self._shipped, strict=True):
                 np.copyto(copy, table)
-
-    def _set_priors(self) -> None:
-        cfg, rows = self.config, self.rows
-        if cfg.prior_overlap:
-            self.u[rows.overlap_slot] = cfg.prior_overlap
-            if cfg.overlap_state:
-                self.u[rows.overlap_state_slot] = cfg.prior_overlap
-        if cfg.prior_match:
-            self.w[rows.match_slots] = cfg.prior_match
-        if cfg.advice and cfg.prior_advice:
-            self.w[rows.advice_slot] = cfg.prior_advice
 
     def learned(self) -> tuple:
         """Everything learning changes (weights and this step's reward totals): what a replica
@@ -115,7 +101,6 @@ class ValueNetwork:
         u, v, w, self.reward_sum, self.reward_count, self._started = learned
         self.u[:], self.v[:], self.w[:] = u, v, w
         self.weights_changed()
-        self.refresh_stale()
 
     def keep_changes(self) -> None:
         """Note the weights as they are now, as a replica identical to this one holds them:
@@ -142,7 +127,6 @@ class ValueNetwork:
             table[slots] = values
         self.weights_changed()
         self.snapshot = snapshot
-        self.refresh_stale()
 
     def weights_changed(self) -> None:
         self._scores.clear()
@@ -192,8 +176,6 @@ class ValueNetwork:
         labels = cfg.kind == "text"
         rel_a, lang_a, pred_a = self._action_sums(feats)
         rel_b, lang_b, pred_b = self._state_sums(feats)
-        if feats.advice is not None:
-            lang_b = lang_b + self.w[rows.advice_slot] * feats.advice
         if labels:
             static, static_exp = self._static(uw)
         else:
@@ -322,8 +304,6 @@ class ValueNetwork:
         lang = parts[0][1].copy()
         for part in parts[1:]:
             lang += part[1]
-        if feats.advice is not None:
-            lang += self.w[rows.advice_slot] * feats.advice
         return relevance, lang, parts, static
 
     def _part_scores(self, key: tuple, part: Part, uw: UnitWords):
@@ -440,27 +420,17 @@ class ValueNetwork:
         return sc.pred
 
     # --- evaluation ---------------------------------------------------------------------------
-    def expected_q(self, sigs: list[Signature], *, stale: bool = False) -> np.ndarray:
-        """E[Q] for each signature. With `stale`, a value computed since the last
-        `refresh_stale` is reused even if the weights changed since (a cheap ranking)."""
+    def expected_q(self, sigs: list[Signature]) -> np.ndarray:
+        """E[Q] for each signature under the current weights."""
         get, value = self._scores.get, self._value
-        if not stale:
-            if self.shared is None:
-                return np.array([(get(s) or value(s)).expected for s in sigs])
-            out = list(map(self._known.get, sigs))
-            if None in out:
-                for i, v in enumerate(out):
-                    if v is None:
-                        out[i] = self._shared_expected(sigs[i])
-            return np.array(out)
-        out = np.empty(len(sigs))
-        cache = self._stale
-        for i, s in enumerate(sigs):
-            v = cache.get(s)
-            if v is None:
-                v = cache[s] = (get(s) or value(s)).expected
-            out[i] = v
-        return out
+        if self.shared is None:
+            return np.array([(get(s) or value(s)).expected for s in sigs])
+        out = list(map(self._known.get, sigs))
+        if None in out:
+            for i, v in enumerate(out):
+                if v is None:
+                    out[i] = self._shared_expected(sigs[i])
+        return np.array(out)
 
     def _shared_expected(self, sig: Signature) -> float:
         """E[Q] of a signature not asked yet under these weights: this process's scores,
@@ -480,9 +450,6 @@ class ValueNetwork:
                 self.shared.put(key, self.snapshot, value)
         self._known[sig] = value
         return value
-
-    def refresh_stale(self) -> None:
-        self._stale.clear()
 
     def sample(self, sig: Signature, rng: np.random.Generator) -> Decision:
         """Draw y (and z) at the configured temperature and return the resulting Q = w . f."""

@@ -106,7 +106,6 @@ class SigFeatures:
     keys: list[tuple] | None = None  # cache keys of `parts`
     flags: np.ndarray | None = None  # (Wc, 3) word is a state / unit / action word
     flag_key: tuple | None = None  # identifies `flags` for the label-layer cache
-    advice: np.ndarray | None = None  # (C,) the sentence names the action and the state
     latent_phi: np.ndarray | None = None  # (K, k) u slots of the latent states
     latent_f: np.ndarray | None = None  # (K, k) w slots under each latent state
     derived: dict = field(default_factory=dict)  # weight-free rows built from the above, kept
@@ -138,7 +137,7 @@ class SentenceRows:
     norm: np.ndarray  # (nw,)
     match: np.ndarray  # (nw, 2)
     parent: np.ndarray  # (nw,) parent's place in the sentence, -1 under the root
-    head: Sparse | None = None  # output rows whatever the labels: game, language, advice
+    head: Sparse | None = None  # output rows whatever the labels: game, language
     static: np.ndarray | None = None  # (nw, 3, 7) static label-row slots: a view of the
     # candidate set's (shared by every signature with that set: read only)
 
@@ -189,7 +188,6 @@ class FeatureRows:
         self.plabel_slots = slots(mix(T.PSI_PLABEL, np.arange(4, dtype=np.uint64)[:, None], lab), b)
         self.flag_slots = slots(mix(T.PSI_FLAG, np.arange(3, dtype=np.uint64)[:, None], lab), b)
         self.match_slots = slots(mix(T.MATCH, np.arange(2, dtype=np.uint64)), b) + off
-        self.advice_slot = int(slots(mix(T.ADVICE), b)) + off
 
     @property
     def text(self) -> bool:
@@ -199,7 +197,7 @@ class FeatureRows:
         """The candidate sentences of `sig` with their words' weight-free slots."""
         cfg, unit = self.config, sig.unit
         if cfg.rank_sentences != "document" and cfg.max_sentences is not None:
-            phrases = sig.state + (sig.action if cfg.rank_sentences == "state-action" else ())
+            phrases = sig.state + sig.action
             labels = tuple(sorted({stem(w) for phrase in phrases for w in phrase.split()}))
             key = (unit, labels)
             found = self._units.get(key)
@@ -350,9 +348,7 @@ class FeatureRows:
         if len(self._features) > 50000:  # bound memory over long games
             self._features.clear()
         cfg, b = self.config, self.bits
-        use_game = cfg.game_features or cfg.kind in ("linear", "nonlinear")
-        game = game_ids(sig, b) if use_game else np.zeros(0, np.int64)
-        feats = SigFeatures(game)
+        feats = SigFeatures(game_ids(sig, b))
         if cfg.kind == "nonlinear":
             k = np.arange(cfg.num_latent, dtype=np.uint64)[:, None]
             state = np.array([sid(s) for s in sig.state], dtype=np.uint64)
@@ -377,8 +373,6 @@ class FeatureRows:
             # Equal flags <=> the same label words occur in the sentences: a cheap cache key.
             feats.flag_key = (unit,) + tuple(k for k, p in zip(keys[1:], feats.parts[1:],
                                                                 strict=True) if p.mask.any())
-            if cfg.advice:
-                feats.advice = self.advice(uw, feats.flags)
         self._features[sig] = feats
         return feats
 
@@ -448,17 +442,6 @@ class FeatureRows:
                                                                  len(feats.unit.sentences))
         return found
 
-    @staticmethod
-    def advice(uw: UnitWords, flags: np.ndarray) -> np.ndarray:
-        """(C,) 1 where the sentence holds an action word that is not a state word and a state
-        word that is not an action word ("move ... hills" from grassland: a sentence naming
-        hills and grassland), else 0."""
-        n = len(uw.sentences)
-        state, action = flags[:, 0], flags[:, 2]
-        names_action = np.bincount(uw.rows, weights=action & ~state, minlength=n) > 0
-        names_state = np.bincount(uw.rows, weights=state & ~action, minlength=n) > 0
-        return (names_action & names_state).astype(float)
-
     def output_rows(self, feats: SigFeatures, y: int, z: tuple[int, ...]) -> Sparse:
         """f active for hidden values (y, z): game features; the latent state's features; or
         the chosen sentence's language features, and for its action- and state-labelled words
@@ -518,11 +501,8 @@ class FeatureRows:
         found = feats.derived.get(y)
         if found is None:
             found = feats.derived[y] = SentenceRows.build(feats, y)
-            slots, vals = [feats.game, found.lang[0]], [np.ones(len(feats.game)), found.lang[1]]
-            if feats.advice is not None and feats.advice[y]:
-                slots.append(np.array([self.advice_slot]))
-                vals.append(feats.advice[y:y + 1])
-            found.head = (np.concatenate(slots), np.concatenate(vals))
+            found.head = (np.concatenate([feats.game, found.lang[0]]),
+                          np.concatenate([np.ones(len(feats.game)), found.lang[1]]))
             if self.config.kind == "text":
                 found.static = feats.unit.psi_static[found.lo:found.lo + len(found.parent)]
         return found

@@ -27,13 +27,6 @@ class SearchConfig:
     late_q: Literal["sampled", "expected"] = "expected"
     """Q for the choice in steps after `learn_steps` (no datapoints there, so only the ranking
     of candidates matters; E[Q] is the mean of the sampled Q)."""
-    late_refresh: int = 1
-    """Steps after `learn_steps` rank candidates by E[Q] computed under the weights of up to
-    `late_refresh` batches ago (refreshed every that many batches; 1 = always current). They
-    make no datapoints, so a value above 1 only ages the roll-out policy and saves rescoring;
-    but each process caches by when *it* first met a signature, so above 1 a seed's result
-    depends on the number of workers (each worker then runs fixed shares of every batch, so
-    the same number of workers plays the same game). Hence the default 1."""
     batch: int = 10
     """Roll-outs run against one weight snapshot; updates are applied after the batch in roll-out
     order, so results do not depend on the number of workers. 1 = update after every roll-out."""
@@ -84,7 +77,7 @@ class SearchConfig:
         own sampled sentence and labels, an update after every roll-out, the weighted reward,
         the best roll-out's first move."""
         base = {"early_q": "sampled", "late_q": "sampled", "batch": 1, "reward": "weighted",
-                "real_move": "best-rollout", "late_refresh": 1}
+                "real_move": "best-rollout"}
         return cls(**{**base, **overrides})
 
     def to_dict(self) -> dict:

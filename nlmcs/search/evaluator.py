@@ -32,16 +32,11 @@ class Evaluator(Protocol):
         *,
         sampled: bool,
         rng: np.random.Generator,
-        stale: bool = False,
     ) -> tuple[list[np.ndarray], list[list[object]] | None]:
-        """Q of each action of each agent; with `sampled`, also each candidate's datapoint;
-        with `stale`, values may come from weights as of the last `refresh`."""
+        """Q of each action of each agent; with `sampled`, also each candidate's datapoint."""
 
     def agent_q(self, state: State, agent: AgentId, actions: Sequence[Action]) -> np.ndarray:
-        """`q_values` of one agent, neither sampled nor stale."""
-
-    def refresh(self) -> None:
-        """Let `stale` values catch up with the current weights."""
+        """`q_values` of one agent, not sampled."""
 
     def datapoint(self, state: State, agent: AgentId, action: Action, rng) -> object:
         """A training datapoint for the chosen action (hidden units drawn now)."""
@@ -78,13 +73,10 @@ class ConstantEvaluator:
     def reset(self) -> None:
         pass
 
-    def refresh(self) -> None:
-        pass
-
     def agent_q(self, state, agent, actions) -> np.ndarray:
         return np.zeros(len(actions))
 
-    def q_values(self, state, candidates, *, sampled, rng, stale=False):
+    def q_values(self, state, candidates, *, sampled, rng):
         qs = [np.zeros(len(actions)) for _, actions in candidates]
         return qs, ([[None] * len(a) for _, a in candidates] if sampled else None)
 

@@ -8,8 +8,7 @@ roll-out (or each agent's best mean Q).
 Roll-outs run in fixed-size batches against one weight snapshot and the updates are applied in
 roll-out order after each batch; roll-out k of step t draws from SeedSequence([seed, t, k]).
 So a seed gives the same game whatever the number of worker processes. Steps after
-`learn_steps` make no datapoints and rank candidates by E[Q] refreshed every `late_refresh`
-batches (see `SearchConfig`), which keeps the roll-out policy cheap.
+`learn_steps` make no datapoints and rank candidates by E[Q] under the current weights.
 
 With a policy prior (`text-corpus`: the corpus policy) the root choices of every roll-out are
 biased by it, as `nlmcs.search.mc_rollouts` describes.

@@ -64,7 +64,6 @@ class RolloutCore:
         self._bias: dict[AgentId, np.ndarray] = {}
         self.random_policy = make_rollout_policy(config.rollout, config.type_weights)
         self.opponents = Opponents(game, config.opponent)
-        self.batches_applied = 0
 
     def warm_up(self) -> None:
         """Whatever the evaluator loads lazily (compiled kernels), loaded now."""
@@ -111,14 +110,11 @@ class RolloutCore:
         cfg = self.config
         candidates = state.agent_actions(player)
         sampled = cfg.early_q == "sampled" if learn else cfg.late_q == "sampled"
-        stale = not learn and cfg.late_refresh > 1
-        # Q of fresh expectations is asked per agent, and only of agents that do not explore
-        # (the same draws, in the same order); sampled Q draws for every candidate and stale
-        # Q depends on when it is asked, so those are asked for all agents first.
+        # E[Q] is asked per agent, and only of agents that do not explore (the same draws, in
+        # the same order); sampled Q draws for every candidate, so it is asked for all first.
         qs, dps = None, None
-        if sampled or stale:
-            qs, dps = self.evaluator.q_values(state, candidates, sampled=sampled, rng=rng,
-                                              stale=stale)  # fmt: skip
+        if sampled:
+            qs, dps = self.evaluator.q_values(state, candidates, sampled=True, rng=rng)
         joint: dict[AgentId, Action] = {}
         for i, (agent, actions) in enumerate(candidates):
             p = bias.get(agent) if bias else None
@@ -142,26 +138,12 @@ class RolloutCore:
                     datapoints.append(self.evaluator.datapoint(state, agent, action, rng))
         return joint
 
-    def apply(self, results: list[RolloutResult]) -> None:
-        """Learn from one batch in roll-out order; every replica calls this with the same
-        batches in the same order, so they stay identical."""
-        self.learn(results)
-        if results:
-            self.end_batch()
-
     def learn(self, results: list[RolloutResult]) -> None:
         """Learn from roll-outs of a batch in roll-out order (a batch may come in pieces, each
-        piece after the ones before it)."""
+        piece after the ones before it); every replica learns the same batches in the same
+        order, so they stay identical."""
         for r in sorted(results, key=lambda r: r.index):
             self.evaluator.learn(r.prepared, r.reward)
 
-    def end_batch(self) -> None:
-        """A batch is learned: count it (stale Q is refreshed every `late_refresh` batches)."""
-        self.batches_applied += 1
-        if self.batches_applied % max(self.config.late_refresh, 1) == 0:
-            self.evaluator.refresh()
-
     def reset(self) -> None:
         self.evaluator.reset()
-        self.evaluator.refresh()
-        self.batches_applied = 0

@@ -6,9 +6,7 @@ of the batch to a worker left without roll-outs while others finish theirs, the 
 batch. Within a batch the parent hands out roll-outs one at a time to whichever worker is free, so
 a worker that drew short roll-outs does not wait for one that drew long ones; which worker runs a
 roll-out does not change its result (its chance comes from its index alone and every replica holds
-the batch's weights). With `late_refresh` above 1 a worker's stale Q depends on the roll-outs it
-ran, so there each worker takes fixed shares (i, i + W, ...) and a seed plays the same game for the
-same number of workers. The parent does not learn during a step (it would be one process more than
+the batch's weights). The parent does not learn during a step (it would be one process more than
 there are workers competing for the cores); when it needs its weights (the end of a step), the
 workers learn the last batch and the first sends back the weights that moved since the last step
 (`Evaluator.changes`: a share of the 8 MB tables, which took ~28 ms to send whole), which, the
@@ -57,7 +55,7 @@ class LocalExecutor:
         return [self.core.run(root, player, step, seed, k) for k in indices]
 
     def apply(self, results: list[RolloutResult]) -> None:
-        self.core.apply(results)
+        self.core.learn(results)
 
     def flush(self) -> None:
         pass
@@ -110,22 +108,14 @@ def _worker(conn, parent_pid: int, shared, worker: int, workers: int) -> None:
     conn.send("ready")
     step = None
     held: list[RolloutResult] = []  # this worker's roll-outs of the batch, not learned yet
-    learned = 0  # roll-outs of the batch learned already (a prefix)
-
-    def learn(results: list[RolloutResult]) -> None:
-        nonlocal learned
-        core.learn(results)
-        learned += len(results)
 
     def catch_up(others: list[bytes] | None) -> None:
         """Learn the rest of the last batch: this worker's own results and the others' (None:
         the parent did not apply that batch; it must, once any worker learned a prefix)."""
-        nonlocal held, learned
+        nonlocal held
         if others is not None:
-            learn(held + [pickle.loads(blob) for blob in others])
-            if learned:
-                core.end_batch()
-        held, learned = [], 0
+            core.learn(held + [pickle.loads(blob) for blob in others])
+        held = []
 
     def run(k: int) -> None:
         root, player, t, seed = step
@@ -161,13 +151,13 @@ def _worker(conn, parent_pid: int, shared, worker: int, workers: int) -> None:
             _, upto, others = msg
             mine = [r for r in held if r.index < upto]
             held = [r for r in held if r.index >= upto]
-            learn(mine + [pickle.loads(blob) for blob in others])
+            core.learn(mine + [pickle.loads(blob) for blob in others])
     conn.close()
 
 
 class ProcessExecutor:
     """Roll-outs of each batch run by `workers` processes, each handed the next roll-out of the
-    batch when it is free (fixed shares with `late_refresh` above 1). A worker with no roll-out
+    batch when it is free. A worker with no roll-out
     left in the batch learns the batch's finished prefix (in roll-out order) while the others
     finish theirs, so every batch that `run_batch` runs must then be `apply`-ed, as the search
     does (checked). A worker that dies (killed, out of memory, failing to start) ends the
@@ -175,7 +165,6 @@ class ProcessExecutor:
 
     def __init__(self, core: RolloutCore, workers: int):
         self.core = core
-        self.fixed_shares = core.config.late_refresh > 1
         self.unapplied = False  # a batch was run and not applied yet
         self.conns, self.procs = [], []
         pin_threads()
@@ -236,8 +225,8 @@ class ProcessExecutor:
 
     def run_batch(self, indices: list[int]) -> list[RolloutResult]:
         indices = sorted(indices)
-        hand_out = _HandOut(indices, len(self.conns), self.fixed_shares)
-        first = [hand_out.next(i) for i in range(len(self.conns))]
+        todo = iter(indices)
+        first = [next(todo, None) for _ in self.conns]
         self._send(lambda i, others: ("batch", others, first[i]))
         self.unapplied = True
         # connection -> worker, for those running a roll-out
@@ -249,7 +238,7 @@ class ProcessExecutor:
                 summary, blob = self._recv(i)
                 results.append(summary)
                 self.last[summary.index] = (i, blob)
-                k = hand_out.next(i)
+                k = next(todo, None)
                 if k is not None:
                     self._post(i, ("run", k))
                     continue
@@ -348,18 +337,6 @@ def _large_buffers(conn) -> None:
     with sock, contextlib.suppress(OSError):
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SOCKET_BUFFER)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER)
-
-
-class _HandOut:
-    """The next roll-out of a batch for worker i: the batch's next one, or with fixed shares
-    the next of i's share (indices i, i + W, ...)."""
-
-    def __init__(self, indices: list[int], workers: int, fixed: bool):
-        self.shares = [iter(indices[i::workers]) for i in range(workers)] if fixed else None
-        self.todo = iter(indices)
-
-    def next(self, i: int) -> int | None:
-        return next(self.todo if self.shares is None else self.shares[i], None)
 
 
 def make_executor(core: RolloutCore, workers: int):

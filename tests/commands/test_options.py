@@ -30,9 +30,9 @@ def test_no_options_give_the_defaults_and_release_gives_the_release():
 def test_options_override_either_base():
     for base in ((), ("--release",)):
         search, model = _parse(*base, "--rollouts", "7", "--center", "--no-normalize",
-                               "--rank-sentences", "state", "--max-sentences", "5")
+                               "--rank-sentences", "state-action", "--max-sentences", "5")
         assert search.rollouts == 7 and model.center and not model.normalize
-        assert (model.rank_sentences, model.max_sentences) == ("state", 5)
+        assert (model.rank_sentences, model.max_sentences) == ("state-action", 5)
     _, model = _parse("--release", "--no-center")
     assert not model.center
 
@@ -40,12 +40,8 @@ def test_options_override_either_base():
 @pytest.mark.parametrize("argv", [("--rollouts", "0"), ("--alpha", "nan"), ("--alpha", "-1"),
                                   ("--l2", "inf"), ("--learn-steps", "-1"),
                                   ("--max-sentences", "0"), ("--table-bits", "40"),
-                                  ("--prior-match", "nan")])  # fmt: skip
+                                  ("--hidden-alpha", "nan")])  # fmt: skip
 def test_bad_values_are_refused(argv):
     with pytest.raises(UserInputError):
         _parse(*argv)
 
-
-def test_game_features_flag_reaches_the_model():
-    assert _parse()[1].game_features
-    assert not _parse("--no-game-features")[1].game_features

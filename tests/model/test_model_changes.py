@@ -19,10 +19,11 @@ CASES = [
     ("text", "numba", {}),
     ("text", "numpy", {}),
     ("text", "numba", {"hidden_update": "expected", "center": True}),
-    ("text", "numba", {"persist": "hidden", "rank_sentences": "state", "max_sentences": 2}),
-    ("text", "numpy", {"advice": True, "persist": "hidden", "normalize": True}),
+    ("text", "numba", {"persist": "hidden", "rank_sentences": "state-action",
+                       "max_sentences": 2}),
+    ("text", "numpy", {"persist": "hidden", "normalize": True}),
     ("relevance-only", "numba", {"overlap_state": True}),
-    ("nonlinear", "numpy", {"hidden_update": "error"}),
+    ("nonlinear", "numpy", {"hidden_update": "consistent"}),
     ("linear", "numba", {}),
 ]
 

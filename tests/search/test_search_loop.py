@@ -149,7 +149,7 @@ def test_unknown_method_is_a_user_error():
 
 @pytest.mark.parametrize(("model_kw", "real_move"), [
     ({}, "best-rollout"),
-    ({"persist": "hidden", "center": True, "hidden_update": "error", "hidden_alpha": 0.01},
+    ({"persist": "hidden", "center": True, "hidden_update": "consistent", "hidden_alpha": 0.01},
      "best-rollout"),
     ({"persist": "hidden"}, "mean-q"),
 ])
@@ -201,7 +201,7 @@ def test_uct_prior_seeds_new_children():
 
 @pytest.mark.parametrize(
     "search_kw, model_kw",
-    [({"early_q": "sampled", "late_q": "sampled"}, {}), ({}, {"hidden": "expect"}),
+    [({"early_q": "sampled", "late_q": "sampled"}, {}), ({"early_q": "sampled"}, {}),
      ({"real_move": "mean-q", "rollout": "typed", "reward": "weighted"},
       {"hidden_update": "consistent"})],
 )  # fmt: skip

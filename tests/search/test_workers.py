@@ -12,7 +12,7 @@ import pytest
 from nlmcs.errors import WorkerExited
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.mc_rollouts import RolloutResult
-from nlmcs.search.workers import SOCKET_BUFFER, ProcessExecutor, _HandOut, _large_buffers
+from nlmcs.search.workers import SOCKET_BUFFER, ProcessExecutor, _large_buffers
 
 
 class _Evaluator:
@@ -34,12 +34,12 @@ class _Evaluator:
 
 class WaitingCore:
     """A roll-out core whose roll-out 0 finishes only once roll-outs 1..n-1 have run (each
-    leaves a file): with a fixed share per worker (0, 2, ... on one worker) the batch never
-    ends; handed out to whichever worker is free, the other worker runs them all."""
+    leaves a file): with a fixed share per worker (0, 2, ... on one worker) the batch would
+    never end; handed out to whichever worker is free, the other worker runs them all."""
 
-    def __init__(self, folder: Path, n: int, late_refresh: int = 1):
+    def __init__(self, folder: Path, n: int):
         self.folder, self.n = folder, n
-        self.config = SearchConfig(late_refresh=late_refresh)
+        self.config = SearchConfig()
         self.evaluator = _Evaluator()
         self.applied: list[int] = []
 
@@ -63,13 +63,6 @@ class WaitingCore:
 
     def learn(self, results):
         self.applied.extend(r.index for r in results)
-
-    def end_batch(self):
-        pass
-
-    def apply(self, results):
-        self.learn(results)
-        self.end_batch()
 
 
 def test_a_busy_worker_does_not_hold_back_the_batch(tmp_path):
@@ -114,38 +107,6 @@ def test_a_worker_out_of_work_learns_the_finished_prefix(tmp_path):
         ex.close()
     assert [r.reward for r in results] == [0.0, 1.0, 2.0, 3.0]  # roll-out 3 did not give up
     assert (tmp_path / "learned-3").exists()
-
-
-class SharesCore(WaitingCore):
-    """Roll-out 1 finishes only once roll-out 4 has: a worker free meanwhile runs 2, 3 and 4
-    if it may, but with fixed shares roll-out 3 is the second of the worker that runs 1."""
-
-    def run(self, root, player, step, seed, index):
-        if index == 1:
-            deadline = time.monotonic() + 30  # a guard against a hung test, not a timing
-            while not (self.folder / "4").exists() and time.monotonic() < deadline:
-                time.sleep(0.01)
-        else:
-            (self.folder / str(index)).touch()
-        return RolloutResult(index, float(index), {"pid": os.getpid()})
-
-
-def test_with_stale_q_each_worker_runs_fixed_shares(tmp_path):
-    ex = ProcessExecutor(SharesCore(tmp_path, 6, late_refresh=2), workers=2)
-    try:
-        ex.begin_step(None, 0, 0, 0)
-        pid = [r.first["pid"] for r in ex.run_batch(list(range(6)))]
-    finally:
-        ex.close()
-    assert pid[0] == pid[2] == pid[4] != pid[1] == pid[3] == pid[5]
-
-
-def test_hand_out_takes_the_next_roll_out_or_the_next_of_a_share():
-    free = _HandOut([0, 1, 2, 3, 4], 2, fixed=False)
-    assert [free.next(0), free.next(0), free.next(1), free.next(0)] == [0, 1, 2, 3]
-    shares = _HandOut([0, 1, 2, 3, 4], 2, fixed=True)
-    assert [shares.next(0), shares.next(0), shares.next(0), shares.next(0)] == [0, 2, 4, None]
-    assert [shares.next(1), shares.next(1), shares.next(1)] == [1, 3, None]
 
 
 def test_a_batch_not_applied_stops_the_next(tmp_path):
