@@ -18,14 +18,19 @@ import numpy as np
 from nlmcs.serve.views import action_text
 
 
+ADVICE_SENTENCES = 5
+"""Candidate sentences of the advice's text model per agent and action."""
+
+
 def advice_model():
-    """The text model of the advice. Its relevance starts from word overlap (the model's
-    `overlap_state` and `prior_overlap` options): at a budget of a few roll-outs the learned
-    relevance has barely moved from uniform, so without a start the "most relevant" sentence
-    would be a near-random pick; with it, a sentence about the agent's words and situation."""
+    """The text model of the advice: its candidates are the few sentences sharing most words
+    with the agent's state and the action (`rank_sentences="state-action"`). At a budget of a
+    few roll-outs the learned relevance has barely moved from uniform, so among all sentences
+    the "most relevant" one would be a near-random pick; among these, it is one about the
+    agent's words and situation."""
     from nlmcs.model.config import ModelConfig
 
-    return ModelConfig(overlap_state=True, prior_overlap=1.0)
+    return ModelConfig(max_sentences=ADVICE_SENTENCES, rank_sentences="state-action")
 
 
 class Advisor:
