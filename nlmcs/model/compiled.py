@@ -6,14 +6,25 @@ candidate or per datapoint do not pay an import statement each time (~0.75 us a 
 
 from __future__ import annotations
 
-_KERNELS = None
+from types import ModuleType
+
+_MODULES: dict[str, ModuleType] = {}
 
 
-def kernels():
-    """The `nlmcs.model.kernels` module."""
-    global _KERNELS
-    if _KERNELS is None:
-        from nlmcs.model import kernels as module
+def _load(name: str) -> ModuleType:
+    module = _MODULES.get(name)
+    if module is None:
+        import importlib
 
-        _KERNELS = module
-    return _KERNELS
+        module = _MODULES[name] = importlib.import_module(f"nlmcs.model.kernels.{name}")
+    return module
+
+
+def scoring() -> ModuleType:
+    """`nlmcs.model.kernels.scoring`: a candidate's scores and label draws."""
+    return _MODULES.get("scoring") or _load("scoring")
+
+
+def sweeps() -> ModuleType:
+    """`nlmcs.model.kernels.sweeps`: the online updates."""
+    return _MODULES.get("sweeps") or _load("sweeps")

@@ -14,8 +14,9 @@ import numpy as np
 from nlmcs.games.base import Action, AgentId, State
 from nlmcs.model import shared_scores
 from nlmcs.model.associations import word_associations
+from nlmcs.model.batch import Batch
 from nlmcs.model.features import LABELS, Signature, signature
-from nlmcs.model.learner import Batch, learn, prepare
+from nlmcs.model.learner import Decisions, learn, prepare
 from nlmcs.model.network import Decision, ValueNetwork
 
 
@@ -88,10 +89,10 @@ class NetworkEvaluator:
     def datapoint(self, state, agent, action, rng) -> Decision:
         return self.net.sample(signature(state, agent, action), rng)
 
-    def prepare(self, datapoints) -> Batch | None:
+    def prepare(self, datapoints) -> Batch | Decisions | None:
         return prepare(self.net, [d for d in datapoints if d is not None])
 
-    def learn(self, prepared: Batch | None, reward) -> None:
+    def learn(self, prepared: Batch | Decisions | None, reward) -> None:
         learn(self.net, prepared, reward)
 
     def learned(self) -> tuple:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from manual_pipeline.words import stem
-from nlmcs.model.compiled import kernels
+from nlmcs.model.compiled import sweeps
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import (
     ROOT,
@@ -457,7 +457,7 @@ class FeatureRows:
             if not (kind == "text" and z):
                 return sent.head
             if self.config.backend == "numba":
-                return kernels().output_rows(*sent.head, sent.pred, sent.norm, sent.match,
+                return sweeps().output_rows(*sent.head, sent.pred, sent.norm, sent.match,
                                              np.array(z, np.int64), self.match_slots,
                                              self.config.grounding_features)  # fmt: skip
             z = np.asarray(z)

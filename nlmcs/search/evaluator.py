@@ -1,10 +1,11 @@
-"""The narrow seam between the Monte-Carlo loop and a value model (after OpenSpiel's `Evaluator`).
+"""The seam between the Monte-Carlo loop and a value model (after OpenSpiel's `Evaluator`).
 
-The loop only asks an evaluator for the Q of every candidate action of every agent of a simulated
-step (one batched call, or agent by agent), for the datapoint of a chosen action, and to learn
-from a finished
-roll-out: the process that played it prepares its datapoints once, and every replica learns from
-the prepared form. The text-grounded network is one evaluator (`nlmcs.model.evaluator`);
+`Evaluator` is what the loop asks: the Q of every candidate action of every agent of a simulated
+step (one batched call, or agent by agent), the datapoint of a chosen action, and learning from a
+finished roll-out (the process that played it prepares its datapoints once, and every replica
+learns from the prepared form). `Replica` is what the roll-out worker processes ask of the
+replicas they each hold (`nlmcs.search.workers`): to bring the parent's copy up to date cheaply
+and to share scores. The text-grounded network is one evaluator (`nlmcs.model.evaluator`);
 `ConstantEvaluator` (Q = 0, no learning) turns the loop into plain epsilon-random roll-outs and
 is what the loop's tests use.
 """
@@ -22,8 +23,11 @@ Candidates = Sequence[tuple[AgentId, Sequence[Action]]]
 
 
 class Evaluator(Protocol):
+    def warm_up(self) -> None:
+        """Load whatever the model loads lazily (compiled code), before anything is timed."""
+
     def reset(self) -> None:
-        """Forget everything learned (called at every real step)."""
+        """Forget what the value function learned for the last real step."""
 
     def q_values(
         self,
@@ -48,6 +52,19 @@ class Evaluator(Protocol):
     def learn(self, prepared: object, reward: float) -> None:
         """Learn from one prepared roll-out and its reward."""
 
+    def explain(self, state: State, agent: AgentId, action: Action, rng) -> dict:
+        """The model's side of one decision record (what it read to value `action`), merged
+        into the decision log; {} when it has nothing to add."""
+
+
+class Replica(Protocol):
+    def shared_memory(self, ctx, workers: int) -> object | None:
+        """Memory the workers' replicas share scores through, made before they start; None
+        when the model shares nothing."""
+
+    def share_scores(self, memory: object, worker: int, workers: int) -> None:
+        """In worker `worker`: look up and publish scores in `shared_memory`'s memory."""
+
     def learned(self) -> object:
         """Everything learning has changed, picklable: another replica's `load_learned` makes
         it identical to this one (cheaper than replaying the updates)."""
@@ -67,8 +84,15 @@ class Evaluator(Protocol):
         """Become identical to the replica whose `changes()` these are."""
 
 
+class ReplicatedEvaluator(Evaluator, Replica, Protocol):
+    """An evaluator whose roll-outs may run in worker processes."""
+
+
 class ConstantEvaluator:
     """Q = 0 everywhere and nothing to learn."""
+
+    def warm_up(self) -> None:
+        pass
 
     def reset(self) -> None:
         pass
@@ -87,6 +111,15 @@ class ConstantEvaluator:
         return None
 
     def learn(self, prepared, reward) -> None:
+        pass
+
+    def explain(self, state, agent, action, rng) -> dict:
+        return {}
+
+    def shared_memory(self, ctx, workers: int) -> None:
+        return None
+
+    def share_scores(self, memory, worker: int, workers: int) -> None:
         pass
 
     def learned(self) -> None:

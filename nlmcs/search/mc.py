@@ -22,7 +22,7 @@ import numpy as np
 
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.evaluator import Evaluator
+from nlmcs.search.evaluator import ReplicatedEvaluator
 from nlmcs.search.mc_rollouts import RolloutCore, RolloutResult, epsilon_greedy
 from nlmcs.search.planner import step_stats
 from nlmcs.search.tree import Prior
@@ -32,8 +32,8 @@ from nlmcs.search.workers import make_executor
 class MCPlanner:
     """The per-step search; `choose` returns the real joint move of `player`."""
 
-    def __init__(self, *, game: Game, evaluator: Evaluator, config: SearchConfig, seed: int,
-                 prior: Prior | None = None):
+    def __init__(self, *, game: Game, evaluator: ReplicatedEvaluator, config: SearchConfig,
+                 seed: int, prior: Prior | None = None):
         self.config = config
         self.seed = int(seed)
         self.core = RolloutCore(game, evaluator, config, prior=prior)
@@ -90,7 +90,7 @@ class MCPlanner:
                 "candidates": [{"action": list(a), "q": float(v)}
                                for a, v in zip(actions, q, strict=True)],  # fmt: skip
             }
-            if agent in move and hasattr(ev, "explain"):
+            if agent in move:
                 rec.update(ev.explain(state, agent, move[agent], rng))
             records.append(rec)
         return records

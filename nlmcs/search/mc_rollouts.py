@@ -23,7 +23,7 @@ import numpy as np
 
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.evaluator import Evaluator
+from nlmcs.search.evaluator import ReplicatedEvaluator
 from nlmcs.search.policies import make_rollout_policy
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
 from nlmcs.search.tree import Prior, policy
@@ -55,7 +55,7 @@ def greedy(q: np.ndarray, rng: np.random.Generator) -> int:
 class RolloutCore:
     """Everything one roll-out needs; a copy lives in each worker process."""
 
-    def __init__(self, game: Game, evaluator: Evaluator, config: SearchConfig,
+    def __init__(self, game: Game, evaluator: ReplicatedEvaluator, config: SearchConfig,
                  prior: Prior | None = None):
         self.evaluator = evaluator
         self.config = config
@@ -67,9 +67,7 @@ class RolloutCore:
 
     def warm_up(self) -> None:
         """Whatever the evaluator loads lazily (compiled kernels), loaded now."""
-        warm = getattr(self.evaluator, "warm_up", None)
-        if warm is not None:
-            warm()
+        self.evaluator.warm_up()
 
     def run(self, root: State, player: int, step: int, seed: int, index: int) -> RolloutResult:
         cfg = self.config

@@ -9,7 +9,7 @@ roll-out does not change its result (its chance comes from its index alone and e
 the batch's weights). The parent does not learn during a step (it would be one process more than
 there are workers competing for the cores); when it needs its weights (the end of a step), the
 workers learn the last batch and the first sends back the weights that moved since the last step
-(`Evaluator.changes`: a share of the 8 MB tables, which took ~28 ms to send whole), which, the
+(`Replica.changes`: a share of the 8 MB tables, which took ~28 ms to send whole), which, the
 replicas being identical, is what replaying the updates would have given. Each worker pins torch
 and BLAS to one thread; parallelism is over processes.
 
@@ -172,8 +172,7 @@ class ProcessExecutor:
         blob = pickle.dumps(core)
         # Scores the workers share (made before they start, which inherit it), if the
         # evaluator has any: a worker reuses the ones another computed under the same weights.
-        make_shared = getattr(core.evaluator, "shared_memory", None)
-        shared = make_shared(ctx, workers) if make_shared is not None else None
+        shared = core.evaluator.shared_memory(ctx, workers)
         for i in range(workers):
             parent, child = ctx.Pipe()
             for end in (parent, child):

@@ -91,13 +91,19 @@ def test_center_learns_the_reward_relative_to_the_steps_earlier_rewards(index):
     raw, centred = _net(index, kind="linear"), _net(index, kind="linear", center=True)
     for net in (raw, centred):
         _learn(net, n=1, reward=1.0)
-        first = net.expected_q([SIG])[0]
-        _learn(net, n=1, reward=1.0)
-        net.second = net.expected_q([SIG])[0] - first
-    assert raw.second > 0  # the target stays 1, Q keeps climbing
-    assert centred.second < 0  # the second target is 1 - 1 = 0: Q falls back
-    centred.reset()
+    assert raw.expected_q([SIG])[0] > 0  # uncentred, the first reward is learned as it is
+    # Centred, the first roll-out of a step has no earlier reward to centre on: it learns
+    # nothing (it used to learn its raw reward, several times any later target).
+    assert not centred.w.any()
+    _learn(centred, n=1, reward=0.0)  # target 0 - 1
+    assert centred.expected_q([SIG])[0] < 0
+    after_two = centred.w.copy()
+    _learn(centred, n=1, reward=0.5)  # target 0.5 - mean(1, 0) = 0: only the L2 decay
+    assert np.abs(centred.w).sum() < np.abs(after_two).sum()
+    centred.reset()  # the next real step starts its own mean
     assert centred.reward_count == 0
+    _learn(centred, n=1, reward=1.0)
+    assert not centred.w.any()
 
 
 def test_hidden_learning_rate_and_l2_apply_to_u_and_v_only(index):

@@ -13,9 +13,11 @@ from toy_game import ToyGame, make_manual, same_random_weights
 from nlmcs.games.base import step
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
-from nlmcs.model.kernels import draw
+from nlmcs.model import reference
+from nlmcs.model.kernels import scoring
+from nlmcs.model.kernels.labels import draw, label_marginals
 from nlmcs.model.learner import learn, prepare, update
-from nlmcs.model.network import ValueNetwork, _draw
+from nlmcs.model.network import ValueNetwork
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.methods import make_planner
 
@@ -23,7 +25,7 @@ VARIANTS = [
     {},
     {"normalize": True, "overlap_state": True, "grounding_features": False},
     {"rank_sentences": "state-action", "max_sentences": 2, "temperature": 0.7},
-    {"rank_sentences": "state-action", "max_sentences": 3, "persist": "hidden"},
+    {"rank_sentences": "state-action", "max_sentences": 3, "overlap_state": True},
 ]
 
 
@@ -52,7 +54,7 @@ def test_compiled_scores_equal_the_reference(index, kind, variant):
         if kind == "text":
             assert np.allclose(a.cond, b.cond, atol=1e-12)
             assert np.allclose(a.marg, b.marg, atol=1e-12)
-            assert np.allclose(ref._pred(sig, a), b.pred, atol=1e-12)
+            assert np.allclose(a.pred, b.pred, atol=1e-12)
         for seed in range(3):
             da = ref.sample(sig, np.random.default_rng(seed))
             db = fast.sample(sig, np.random.default_rng(seed))
@@ -72,7 +74,7 @@ def test_search_scores_without_the_label_arrays_equal_the_full_ones(index, kind,
         net.v[:] = extreme
         net.weights_changed()
     q = fast.expected_q(SIGS)
-    light = [fast._scores[sig] for sig in SIGS]
+    light = [fast.cache.scores[sig] for sig in SIGS]
     assert all(sc.cond is None for sc in light)
     draws = [fast.sample(sig, np.random.default_rng(7)) for sig in SIGS]
     for i, sig in enumerate(SIGS):
@@ -92,8 +94,6 @@ def test_marginals_lent_by_another_candidate_change_nothing(scale):
     # its flags match and its parent's marginal was copied; a candidate whose flags differ in
     # a few words (inner words of the dependency trees among them) must get the values it
     # computes on its own, to the last bit, also where the factors underflow (scale 400).
-    from nlmcs.model.kernels import static_factors, text_expected
-
     rng = np.random.default_rng(3)
     n_words, n_rows = 60, 6
     rows = np.sort(rng.integers(0, n_rows, n_words))
@@ -108,12 +108,11 @@ def test_marginals_lent_by_another_candidate_change_nothing(scale):
     none = (np.zeros((0, 3)), np.zeros((0, 3), np.bool_))
 
     def score(flags, base):
-        return text_expected(
+        return scoring.text_expected(*scoring.ScoreInputs(
             n_rows, rows, parent, order, rel, np.zeros(n_rows), 0.1, lang,
             np.zeros(n_rows), pred_a, pred_b, np.ones(n_words), True, np.array([0.3, -0.2]),
-            static, static_factors(static, 1.0), flags, True, v, flag_slots, plabel_slots,
-            1.0, 0.5, *base,
-        )  # fmt: skip
+            static, scoring.static_factors(static, 1.0), flags, True, v, flag_slots,
+            plabel_slots, 1.0, 0.5), *base)  # fmt: skip
 
     rel, lang = rng.normal(size=n_rows), rng.normal(size=n_rows)
     pred_a, pred_b = rng.normal(size=(n_words, 2)), rng.normal(size=(n_words, 2))
@@ -154,13 +153,6 @@ def test_compiled_output_rows_equal_the_reference(index, variant):
 def test_compiled_draw_picks_what_the_reference_picks():
     # The relevance draw of a datapoint: the same index for the same uniform number, on
     # probabilities with zeros, ties at the running sums' steps, one row, and all zeros.
-    class Fixed:  # the reference's generator, giving the number the kernel is given
-        def __init__(self, u):
-            self.u = u
-
-        def random(self):
-            return self.u
-
     rng = np.random.default_rng(5)
     cases = [rng.dirichlet(np.ones(k)) for k in (1, 2, 7, 60)]
     cases += [np.array([0.0, 0.5, 0.0, 0.5]), np.array([0.25] * 4), np.zeros(3),
@@ -170,7 +162,7 @@ def test_compiled_draw_picks_what_the_reference_picks():
         steps = [x / c[-1] for x in c] if c[-1] > 0 else []
         for u in [0.0, 0.999999, *rng.random(50), *steps, *np.nextafter(steps, 0)]:
             if 0.0 <= u < 1.0:
-                assert draw(p, u) == _draw(p, Fixed(u)), (p, u)
+                assert draw(p, u) == reference.draw(p, u), (p, u)
 
 
 def test_word_spans_from_row_bounds_equal_the_searches(index):
@@ -289,8 +281,6 @@ def test_expected_sweeps_take_each_distinct_word_and_flags_once(index, variant):
     # flags); the sweeps' label conditionals are computed once per distinct (word, flags), and
     # every word reads its own: the same slots and flags as its signature's, and marginals
     # equal to the last bit to computing each word's conditionals on its own.
-    from nlmcs.model import kernels
-
     _, fast = _pair(index, kind="text", hidden_update="expected", **variant)
     rng = np.random.default_rng(5)
     batch = prepare(fast, [fast.sample(s, rng) for s in SIGS + SHARING + SIGS[:2]])
@@ -302,10 +292,10 @@ def test_expected_sweeps_take_each_distinct_word_and_flags_once(index, variant):
     assert np.array_equal(rq.static[rq.pair], static) and np.array_equal(rq.flags[rq.pair], flags)
     slots, temp = (fast.rows.flag_slots, fast.rows.plabel_slots), fast.config.temperature
     once, each = np.empty((len(static), 3)), np.empty((len(static), 3))
-    kernels._label_marginals(fast.v, rq.static, rq.flags, rq.pair, rq.parent, rq.order, *slots,
-                             temp, np.empty((len(rq.static), 4, 3)), once)
-    kernels._label_marginals(fast.v, static, flags, np.arange(len(static)), rq.parent, rq.order,
-                             *slots, temp, np.empty((len(static), 4, 3)), each)
+    label_marginals(fast.v, rq.static, rq.flags, rq.pair, rq.parent, rq.order, *slots, temp,
+                    np.empty((len(rq.static), 4, 3)), once)
+    label_marginals(fast.v, static, flags, np.arange(len(static)), rq.parent, rq.order, *slots,
+                    temp, np.empty((len(static), 4, 3)), each)
     assert np.array_equal(once, each) and np.allclose(once.sum(axis=1), 1.0)
 
 
@@ -356,3 +346,16 @@ def test_both_backends_play_the_same_game_under_the_expected_rule(method):
     assert ref == fast
     assert np.allclose(u_ref, u_fast, atol=1e-9, rtol=0)
     assert np.abs(u_ref).max() > 0
+
+
+@pytest.mark.parametrize(("inputs", "kernel"), [
+    (scoring.ScoreInputs, scoring.text_scores), (scoring.ScoreInputs, scoring.text_expected),
+    (scoring.ActionInputs, scoring.action_sums), (scoring.LabelDraw, scoring.sample_labels)])
+def test_each_scoring_kernel_takes_its_named_inputs_in_order(inputs, kernel):
+    # Callers build a kernel's inputs by name and pass them unpacked: the kernel's parameters
+    # must be the named tuple's fields in the same order (text_expected adds its base).
+    import inspect
+
+    names = list(inspect.signature(kernel.py_func).parameters)
+    assert names[:len(inputs._fields)] == list(inputs._fields)
+    assert len(names) == len(inputs._fields) + (2 if kernel is scoring.text_expected else 0)

@@ -62,14 +62,14 @@ def test_a_worker_reads_what_another_computed_under_the_same_weights(kind):
     NetworkEvaluator(second).share_scores(memory, 1, 2)
     q_first = first.expected_q(SIGS)
     q_second = second.expected_q(SIGS)
-    assert len(second._known) == len(SIGS) and not second._scores  # none computed
+    assert len(second.cache.known) == len(SIGS) and not second.cache.scores  # none computed
     second.expected_q(SIGS)  # asked again: from the values it took
-    assert len(second._known) == len(SIGS) and not second._scores
+    assert len(second.cache.known) == len(SIGS) and not second.cache.scores
     assert q_second.tolist() == q_first.tolist() == alone.expected_q(SIGS).tolist()
     second.w[:] += 0.1  # new weights: the other worker's values are of older ones
     second.weights_changed()
     assert second.expected_q(SIGS).tolist() != q_first.tolist()
-    assert len(second._scores) == len(SIGS)
+    assert len(second.cache.scores) == len(SIGS)
 
 
 def test_only_the_text_kinds_share():

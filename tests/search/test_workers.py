@@ -11,25 +11,9 @@ import pytest
 
 from nlmcs.errors import WorkerExited
 from nlmcs.search.config import SearchConfig
+from nlmcs.search.evaluator import ConstantEvaluator
 from nlmcs.search.mc_rollouts import RolloutResult
 from nlmcs.search.workers import SOCKET_BUFFER, ProcessExecutor, _large_buffers
-
-
-class _Evaluator:
-    def learned(self):
-        return ()
-
-    def load_learned(self, learned):
-        pass
-
-    def keep_changes(self):
-        pass
-
-    def changes(self):
-        return ()
-
-    def load_changes(self, changes):
-        pass
 
 
 class WaitingCore:
@@ -40,7 +24,7 @@ class WaitingCore:
     def __init__(self, folder: Path, n: int):
         self.folder, self.n = folder, n
         self.config = SearchConfig()
-        self.evaluator = _Evaluator()
+        self.evaluator = ConstantEvaluator()
         self.applied: list[int] = []
 
     def warm_up(self):

@@ -1,0 +1,47 @@
+"""Compiled (numba) hot paths of the value network, checked against `nlmcs.model.reference`.
+
+`labels` holds the label layer's arithmetic both sides share, `scoring` a candidate's scores and
+label draws, `sweeps` the online updates. numba compiles a kernel on its first call and caches
+the machine code on disk; `warm_up` makes that happen before anything is timed.
+"""
+
+from __future__ import annotations
+
+
+def warm_up(expected: bool = False) -> None:
+    """Load (or compile) the kernels now, on tiny inputs, so the first real step does not pay
+    for it. `expected`: also the sweeps of that rule."""
+    import numpy as np
+
+    from nlmcs.model.kernels import scoring, sweeps
+
+    i0, f0 = np.zeros(0, np.int64), np.zeros(0)
+    table = np.zeros(4)
+    slots3, slots4 = np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64)
+    no_words = np.zeros((0, 3))
+    no_flags = np.zeros((0, 3), np.bool_)
+    inputs = scoring.ScoreInputs(0, i0, i0, i0, f0, f0, 0.0, f0, f0, np.zeros((0, 2)),
+                                 np.zeros((0, 2)), f0, True, np.zeros(2), no_words, no_words,
+                                 no_flags, True, table, slots3, slots4, 1.0, 0.0)
+    scoring.text_scores(*inputs)
+    scoring.text_expected(*inputs, no_words, no_flags)
+    scoring.action_sums(*scoring.ActionInputs(i0, f0, f0, f0, f0, np.zeros((0, 2)), table, i0,
+                                              np.zeros((0, 2), np.int64), 0.0, f0))
+    scoring.draw(np.ones(1), 0.5)
+    scoring.sample_labels(*scoring.LabelDraw(no_words, no_words, no_flags, table, slots3, slots4,
+                                             1.0, np.zeros((0, 2)), np.zeros((0, 2)), True,
+                                             np.zeros(2), f0, i0, i0, 0, 0, f0))
+    sweeps.output_rows(i0, f0, np.zeros((0, 2, 2), np.int64), f0, np.zeros((0, 2)), i0,
+                       np.zeros(2, np.int64), True)
+    one = sweeps.OutputRows(np.zeros(1, np.int64), np.ones(1), np.zeros(1, np.int64), 1)
+    rates = sweeps.Rates(1, 0.0, sweeps.RELEASE, 0.0, 0.0, 0.0, 0.0, 1.0)
+    cand = sweeps.Candidates(i0, i0, i0)
+    labels = sweeps.Labels(np.zeros((0, 3, 7), np.int64), i0, no_flags, i0, i0, slots3, slots4)
+    tables = sweeps.Tables(table, table.copy(), table.copy())
+    sweeps.shared_sweeps(rates, one, cand, sweeps.SharedPhi(i0, f0, i0, np.zeros(1, np.int64),
+                                                            i0, i0, i0, f0, i0),
+                         labels, tables)
+    if expected:
+        rq = sweeps.RowQ(i0, i0, i0, i0, i0, f0, i0, i0, f0, i0, i0, i0, i0,
+                         np.zeros((0, 3, 7), np.int64), no_flags, i0)
+        sweeps.expected_sweeps(rates, one, cand, sweeps.Phi(i0, f0, i0), labels, rq, tables)
