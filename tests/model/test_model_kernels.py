@@ -11,9 +11,9 @@ from toy_game import TOY_SIGNATURES as SIGS
 from toy_game import ToyGame, make_manual, same_random_weights
 
 from nlmcs.games.base import step
+from nlmcs.model import reference
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
-from nlmcs.model import reference
 from nlmcs.model.kernels import scoring
 from nlmcs.model.kernels.labels import draw, label_marginals
 from nlmcs.model.learner import learn, prepare, update

@@ -1,6 +1,6 @@
 import numpy as np
 import pytest
-from toy_game import make_manual
+from toy_game import make_manual, same_random_weights
 
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
@@ -77,16 +77,26 @@ def test_reset_zeroes_every_weight(index):
     assert net.expected_q([SIG])[0] == 0.0
 
 
-def test_release_and_consistent_signs_differ(index):
-    out = []
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_release_and_consistent_hidden_steps_are_exact_negatives(index, backend):
+    # k = (Q - R) Q (release) against (R - Q) Q (consistent): from the same weights, one sweep
+    # without decay moves u and v by exactly opposite steps and w by the same step.
+    steps = []
     for rule in ("release", "consistent"):
-        net = ValueNetwork(ModelConfig(kind="text", min_count=1, alpha=0.1, hidden_update=rule),
-                           index)
-        rng = np.random.default_rng(0)
-        for _ in range(3):
-            update(net, [net.sample(SIG, rng)], 1.0)
-        out.append(net.u.copy())
-    assert not np.allclose(out[0], out[1])
+        net = ValueNetwork(ModelConfig(kind="text", min_count=1, alpha=0.1, l2=0.0, passes=1,
+                                       hidden_update=rule, backend=backend), index)
+        same_random_weights([net])  # Q != 0, so k != 0
+        before = [t.copy() for t in (net.u, net.v, net.w)]
+        decision = net.sample(SIG, np.random.default_rng(0))
+        assert decision.z  # a sentence with labels, so v moves too
+        update(net, [decision], 1.0)
+        steps.append([t - b for t, b in zip((net.u, net.v, net.w), before, strict=True)])
+    (du_r, dv_r, dw_r), (du_c, dv_c, dw_c) = steps
+    assert np.abs(du_r).max() > 1e-4 and np.abs(dv_r).max() > 1e-4
+    # k is negated exactly; the steps read back from the tables carry their rounding (~1e-16)
+    assert np.allclose(du_r, -du_c, rtol=1e-12, atol=1e-15)
+    assert np.allclose(dv_r, -dv_c, rtol=1e-12, atol=1e-15)
+    assert np.array_equal(dw_r, dw_c)
 
 
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
