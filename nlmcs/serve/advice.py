@@ -17,7 +17,6 @@ import numpy as np
 
 from nlmcs.serve.views import action_text
 
-
 ADVICE_SENTENCES = 5
 """Candidate sentences of the advice's text model per agent and action."""
 
