@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
+from nlmcs.errors import UserInputError
 from nlmcs.fields import check_fields, option
 
 ModelKind = Literal["linear", "nonlinear", "relevance-only", "text"]
@@ -89,6 +90,14 @@ class ModelConfig:
         features (README "Deviations from the release" lists what still differs)."""
         return cls(**{**RELEASE, **overrides})
 
+    @classmethod
+    def preset(cls, name: str, **overrides) -> ModelConfig:
+        """The model setting `name` of `MODEL_PRESETS`, with `overrides` on top."""
+        if name not in MODEL_PRESETS:
+            raise UserInputError(f"unknown model preset {name!r}; choose from "
+                                 f"{', '.join(MODEL_PRESETS)}")
+        return cls(**{**MODEL_PRESETS[name], **overrides})
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -99,3 +108,18 @@ RELEASE = {
     "rank_sentences": "document", "grounding_features": False, "alpha": 1e-4, "l2": 0.01,
     "passes": 7,
 }  # fmt: skip
+
+MODEL_PRESETS: dict[str, dict] = {
+    "default": {},
+    "release": RELEASE,
+    # The fourth and fifth attempts of README's "Does the manual matter?" (the final blocks
+    # 2929, 3939 and 8383): the K sentences sharing most words with the state and the action,
+    # learned by the expected rule and kept from step to step within a game.
+    "state-action": {
+        "max_sentences": 10, "rank_sentences": "state-action", "overlap_state": True,
+        "center": True, "normalize": True, "alpha": 0.001, "hidden_l2": 0.0,
+        "hidden_update": "expected", "hidden_alpha": 1.0, "persist": "hidden",
+    },
+}  # fmt: skip
+"""Every model setting README reports, by name (`--model-preset NAME`): the project's defaults,
+the 2011 release's, and the setting the manual ablations settled on."""
