@@ -101,11 +101,15 @@ def _configure_logging(verbose: bool) -> None:
     notice.propagate = False
 
 
+def parse_command_line(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line parsed."""
+    return build_parser().parse_args(argv)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-    except UsageError as err:
+        args = parse_command_line(argv)
+    except UserInputError as err:  # a usage error
         print(f"error: {err}", file=sys.stderr)
         return 2
     _configure_logging(args.verbose)

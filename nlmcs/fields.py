@@ -11,11 +11,10 @@ hidden_update="relase")` is one `UserInputError` naming the field, not a silent 
 from __future__ import annotations
 
 import ast
-import inspect
 import math
 import numbers
 import re
-import textwrap
+import sys
 import types
 import typing
 from collections.abc import Mapping
@@ -179,12 +178,13 @@ def _read_hint(hint) -> tuple[type, tuple[type, ...], bool, tuple | None]:
 
 def field_docs(cls) -> dict[str, str]:
     """Attribute docstrings of a class (the string literal under each field), whitespace
-    collapsed; read from the class's source, which the wheel ships."""
+    collapsed; read from its module's source, which the wheel ships."""
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+        source = Path(sys.modules[cls.__module__].__file__).read_text(encoding="utf-8")
     except (OSError, TypeError):  # no source (a frozen app): the options go without help
         return {}
-    body = tree.body[0].body
+    body = next((node.body for node in ast.parse(source).body
+                 if isinstance(node, ast.ClassDef) and node.name == cls.__name__), [])
     docs = {}
     for node, after in zip(body, body[1:], strict=False):
         if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)

@@ -80,6 +80,10 @@ BAD = [
     (("play", "--method", "uct-corpus", "--prior-floor", "2", *TINY), "--prior-floor"),
     (("play", "--method", "uct-corpus", "--prior-visits", "-1", *TINY), "--prior-visits"),
     (("play", "--method", "text-corpus", "--prior-weight", "-1", *TINY), "--prior-weight"),
+    (("play", "--temperature", "0", *TINY), "--temperature"),
+    (("play", "--epsilon-high", "nan", *TINY), "--epsilon-high"),
+    (("play", "--epsilon-low", "0.9", *TINY), "epsilon_low=0.9"),
+    (("play", "--model-preset", "best", *TINY), "--model-preset"),
 ]
 
 
