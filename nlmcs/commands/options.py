@@ -14,6 +14,7 @@ import math
 import textwrap
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 
 from nlmcs.errors import UserInputError
 from nlmcs.fields import Range, field_specs, summary
@@ -135,16 +136,20 @@ PRIOR_FIELDS = ("prior_mode", "puct_c", "prior_visits", "prior_floor", "prior_we
 """`SearchConfig` fields listed with the corpus options: only methods with a prior use them."""
 NONE = "none"
 """What `X | None` fields take for None, on the command line and in TOML (which has no null)."""
-PRECEDENCE = ("options given > --model-preset > --release (the 2011 release's search and "
-              "model) or the defaults")
+PRECEDENCE = ("options given > the --config file > --model-preset > --release (the 2011 "
+              "release's search and model) or the defaults")
 
 
 def add_search_options(p, *, skip: tuple[str, ...] = ()) -> None:
-    """--release, --model-preset and an option per `SearchConfig` and `ModelConfig`
+    """--config, --release, --model-preset and an option per `SearchConfig` and `ModelConfig`
     field (bar `skip`, the fields the command sets its own way, and `PRIOR_FIELDS`, which
     `add_corpus_options` adds); an option left out keeps the value of the layers below it."""
     s = p.add_argument_group("settings", "\n".join(textwrap.wrap(
         f"Each setting is taken from the first of: {PRECEDENCE}.", 76)))
+    s.add_argument("--config", type=Path, metavar="FILE",
+                   help="settings from a TOML file (top-level keys: this command's options; "
+                        "sections [search], [model], [corpus]: config fields) or a recorded "
+                        "ablation's run.json; options given override it")
     s.add_argument("--release", action="store_true",
                    help="start from the 2011 release's search and model settings")
     s.add_argument("--model-preset", choices=tuple(MODEL_PRESETS),
@@ -211,8 +216,8 @@ def _help(spec) -> str:
 
 
 def settings(args, section: str) -> dict:
-    """The `section` fields set by the options given."""
-    out = {}
+    """The `section` fields set by the --config file and by the options given (these last)."""
+    out = dict((getattr(args, "config_sections", None) or {}).get(section, {}))
     for name in (getattr(args, "config_fields", None) or {}).get(section, ()):
         value = getattr(args, name, None)
         if value is not None:
@@ -221,8 +226,8 @@ def settings(args, section: str) -> dict:
 
 
 def configs(args):
-    """(SearchConfig, ModelConfig) of the options, --model-preset and --release, in the order
-of `PRECEDENCE`; the configs check every value."""
+    """(SearchConfig, ModelConfig) of the options, the --config file, --model-preset and
+    --release, in the order of `PRECEDENCE`; the configs check every value."""
     release = getattr(args, "release", False)
     preset = getattr(args, "model_preset", None)
     search = SearchConfig.release() if release else SearchConfig()

@@ -9,7 +9,7 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from robust_support import assert_refused, run
+from robust_support import TESTS, assert_refused, run
 
 TINY = ("--map", "tiny", "--steps", "1", "--rollouts", "2", "--depth", "1")
 
@@ -84,6 +84,9 @@ BAD = [
     (("play", "--epsilon-high", "nan", *TINY), "--epsilon-high"),
     (("play", "--epsilon-low", "0.9", *TINY), "epsilon_low=0.9"),
     (("play", "--model-preset", "best", *TINY), "--model-preset"),
+    (("play", "--config", "missing.toml", *TINY), "missing.toml"),
+    (("ablation", "run", "--config", TESTS.parent / "results/manual-ablation/civ-guide/run.json"),
+     "0587f02"),
 ]
 
 
