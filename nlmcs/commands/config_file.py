@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 
 from nlmcs.commands.options import NONE
 from nlmcs.errors import UserInputError
 from nlmcs.fields import field_specs
-from nlmcs.files import check_input
+from nlmcs.files import read_document
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.methods import CorpusOptions
@@ -81,22 +80,8 @@ def read_config(path: Path, parser: argparse.ArgumentParser) -> tuple[dict, dict
 
 
 def _load(path: Path) -> dict:
-    check_input(path, what="config file", max_bytes=MAX_BYTES)
-    try:
-        text = Path(path).read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise UserInputError(f"{path}: not a text file (UTF-8)") from None
-    try:
-        data = json.loads(text) if Path(path).suffix == ".json" else tomllib.loads(text)
-    except json.JSONDecodeError as err:
-        raise UserInputError(f"{path}: not JSON: {err}") from None
-    except tomllib.TOMLDecodeError as err:
-        raise UserInputError(f"{path}: not TOML: {err}") from None
-    except RecursionError:
-        raise UserInputError(f"{path}: nested too deeply to be a config file") from None
-    if not isinstance(data, dict):
-        raise UserInputError(f"{path}: holds no table of settings")
-    return data
+    toml = Path(path).suffix != ".json"  # a run.json is read as JSON, anything else as TOML
+    return read_document(path, what="config file", max_bytes=MAX_BYTES, toml=toml)
 
 
 def _from_run_record(path: Path, data: dict) -> dict:

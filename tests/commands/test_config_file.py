@@ -144,8 +144,8 @@ def test_the_state_action_preset_is_the_setting_of_the_final_blocks():
 BAD = [
     ("missing.toml", None, "missing.toml: no such file or directory"),
     ("folder", None, "folder: is a directory"),
-    ("a.toml", "seed = [", "a.toml: not TOML"),
-    ("a.json", '{"seed": ', "a.json: not JSON"),
+    ("a.toml", "seed = [", "a.toml: not valid TOML"),
+    ("a.json", '{"seed": ', "a.json: not valid JSON (line 2"),
     ("a.toml", "seeds = 1", "unknown key 'seeds'"),
     ("a.toml", 'seed = "1"', "seed = \"1\": must be an integer"),
     ("a.toml", "seed = -1", "seed = -1: must be between 0 and 4294967295"),
