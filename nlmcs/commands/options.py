@@ -135,7 +135,10 @@ def simulated_game(args):
 PRIOR_FIELDS = ("prior_mode", "puct_c", "prior_visits", "prior_floor", "prior_weight")
 """`SearchConfig` fields listed with the corpus options: only methods with a prior use them."""
 NONE = "none"
-"""What `X | None` fields take for None, on the command line and in TOML (which has no null)."""
+"""What `X | None` number fields take for None, on the command line and in TOML (which has no
+null)."""
+CLEARED = object()
+"""The parsed value of `none` (None itself means "not given")."""
 PRECEDENCE = ("options given > the --config file > --model-preset > --release (the 2011 "
               "release's search and model) or the defaults")
 
@@ -201,7 +204,7 @@ def _number_option(spec):
         return parse
 
     def parse_or_none(text: str):
-        return NONE if text.strip().lower() == NONE else parse(text)
+        return CLEARED if text.strip().lower() == NONE else parse(text)
 
     parse_or_none.__name__ = parse.__name__
     return parse_or_none
@@ -221,7 +224,7 @@ def settings(args, section: str) -> dict:
     for name in (getattr(args, "config_fields", None) or {}).get(section, ()):
         value = getattr(args, name, None)
         if value is not None:
-            out[name] = None if value == NONE else value
+            out[name] = None if value is CLEARED else value
     return out
 
 

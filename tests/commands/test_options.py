@@ -151,6 +151,7 @@ def test_none_clears_a_value_a_preset_set():
     _, model = _settings("--model-preset", "state-action", "--max-sentences", "none",
                          "--hidden-alpha", "None")  # fmt: skip
     assert model.max_sentences is None and model.hidden_alpha is None
+    assert _parse("--corpus", "none")[2].corpus == "none"  # a name, not None
 
 
 @pytest.mark.parametrize("argv,message", [
