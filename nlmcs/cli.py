@@ -101,11 +101,22 @@ def _configure_logging(verbose: bool) -> None:
     notice.propagate = False
 
 
-def main(argv: list[str] | None = None) -> int:
+def parse_command_line(argv: list[str] | None = None) -> argparse.Namespace:
+    """The command line parsed, with the settings of its --config file where it names one
+    (options given override the file's)."""
     parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "config", None) is not None:
+        from nlmcs.commands.config_file import apply_config
+
+        args = apply_config(parser, args, argv)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
     try:
-        args = parser.parse_args(argv)
-    except UsageError as err:
+        args = parse_command_line(argv)
+    except UserInputError as err:  # a usage error, or a bad --config file
         print(f"error: {err}", file=sys.stderr)
         return 2
     _configure_logging(args.verbose)

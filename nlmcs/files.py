@@ -88,6 +88,30 @@ def check_input(path: str | Path, *, what: str = "file", max_bytes: int | None =
     return info
 
 
+def read_document(path: str | Path, *, what: str, max_bytes: int, toml: bool = False) -> dict:
+    """The JSON object (or, with `toml`, the TOML table) in a user's file, checked first
+    (`check_input`); a file that holds none is one `UserInputError` naming it."""
+    import json
+    import tomllib
+
+    check_input(path, what=what, max_bytes=max_bytes)
+    try:
+        text = Path(path).read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        raise UserInputError(f"{path}: not UTF-8 text") from None
+    try:
+        data = tomllib.loads(text) if toml else json.loads(text)
+    except json.JSONDecodeError as err:
+        raise UserInputError(f"{path}: not valid JSON (line {err.lineno}: {err.msg})") from None
+    except tomllib.TOMLDecodeError as err:
+        raise UserInputError(f"{path}: not valid TOML ({err})") from None
+    except RecursionError:
+        raise UserInputError(f"{path}: not a {what} (nested too deeply)") from None
+    if not isinstance(data, dict):
+        raise UserInputError(f"{path}: expected a JSON object")
+    return data
+
+
 def check_output(path: str | Path, *, what: str = "file", make_parent: bool = False) -> Path:
     """Refuse an output file that cannot be written: a folder, a special file, a missing (unless
     `make_parent` creates it) or read-only parent folder. Called before the work that produces

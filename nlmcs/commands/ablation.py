@@ -11,6 +11,7 @@ import argparse
 import contextlib
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from nlmcs.commands.options import (
@@ -27,6 +28,7 @@ from nlmcs.commands.options import (
     csv_names,
     float_option,
     make_game,
+    settings,
 )
 from nlmcs.errors import UserInputError
 from nlmcs.experiments.ablation.spec import DEFAULT_METHODS, PRESETS, AblationSpec, get_preset
@@ -44,8 +46,6 @@ def register(sub) -> None:
     p = add_command(actions, "run", func=run_cli, example=RUN_EXAMPLE,
                     help="play every method on the same seeds and store each game as it ends "
                          "(re-run the same command to resume)")  # fmt: skip
-    # --rollouts (a list here) and --workers (game processes here) replace the search group's.
-    p.conflict_handler = "resolve"
     g = p.add_argument_group("ablation")
     g.add_argument("--preset", choices=sorted(PRESETS),
                    help="quick: small map, full 12-turn games, 10 x 5 roll-outs, 20 games "
@@ -73,7 +73,9 @@ def register(sub) -> None:
     x.add_argument("--connect-timeout", type=float_option(above=0, high=3600), default=5.0,
                    help="seconds to wait for the scheduler")
     add_game_options(p)
-    add_search_options(p)
+    # --rollouts is a list of budgets here and --workers counts game processes (below): each
+    # game searches in one process, at its arm's budget.
+    add_search_options(p, skip=("rollouts", "workers"))
     add_corpus_options(p)
     g.add_argument("--rollouts", help="roll-outs per real step; several (50,100,200) make one "
                    "arm per method and budget, named method@rollouts")
@@ -107,13 +109,15 @@ def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
     full_games = args.full_games or (preset.max_turns is not None and args.steps is None)
     if args.full_games and args.steps is not None:
         raise UserInputError("--full-games plays to the turn limit; give --max-turns, not --steps")
-    ns = argparse.Namespace(**{**vars(args), "map": args.map or preset.map,
-                               "rollouts": rollouts[0], "workers": 1,
-                               "depth": args.depth if args.depth is not None else preset.depth,
+    # The preset's depth only where neither an option nor the --config file gives one.
+    depth = args.depth if args.depth is not None or "depth" in settings(args, "search") \
+        else preset.depth
+    ns = argparse.Namespace(**{**vars(args), "map": args.map or preset.map, "depth": depth,
                                "max_turns": args.max_turns if args.max_turns is not None
                                else (preset.max_turns if full_games else None)})  # fmt: skip
     game = make_game(ns)
     search, model = configs(ns)
+    search = replace(search, rollouts=rollouts[0], workers=1)
     config = getattr(game, "config", None)
     max_turns = getattr(config, "max_turns", None)
     if full_games:

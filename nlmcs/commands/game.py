@@ -13,7 +13,7 @@ from pathlib import Path
 
 from nlmcs.commands.options import COUNT, SEED, add_command, add_group, int_option
 from nlmcs.errors import UserInputError
-from nlmcs.files import check_input, check_output
+from nlmcs.files import check_input, check_output, read_document
 
 STATE_MAX_BYTES = 64_000_000
 """A saved state of the largest map is a few MB; anything far larger is not one."""
@@ -146,17 +146,7 @@ def load_state_file(path: Path, ruleset: str | None = None):
     """Read a state JSON file into a state of a matching game; bad files raise UserInputError."""
     from nlmcs.games.civ import CivConfig, CivGame
 
-    check_input(path, what="state file", max_bytes=STATE_MAX_BYTES)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as err:
-        raise UserInputError(f"{path}: not UTF-8 text") from err
-    except json.JSONDecodeError as err:
-        raise UserInputError(f"{path}: not valid JSON (line {err.lineno}: {err.msg})") from err
-    except RecursionError:
-        raise UserInputError(f"{path}: not a state (JSON nested too deeply)") from None
-    if not isinstance(data, dict):
-        raise UserInputError(f"{path}: expected a JSON object")
+    data = read_document(path, what="state file", max_bytes=STATE_MAX_BYTES)
     name = ruleset or data.get("ruleset") or "classic"
     if not isinstance(name, str):
         raise UserInputError(f"{path}: field 'ruleset' must be a ruleset name")

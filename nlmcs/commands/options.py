@@ -1,16 +1,26 @@
 """What the command modules share: subcommands with examples, and the common option groups.
 
-Options are checked here, at the CLI edge, and turned into the typed configs of the library
-(`SearchConfig`, `ModelConfig`, `CorpusOptions`); a bad value is one `UserInputError` line.
-Nothing heavy is imported at module level, so `nlmcs --help` stays fast.
+The search, model and corpus options are generated from the fields of the library's configs
+(`SearchConfig`, `ModelConfig`, `CorpusOptions`, declared with `nlmcs.fields`): a value out of a
+field's range is one usage line naming the option, and the configs check themselves again.
+Nothing heavy is imported at module level (the config modules are light), so `nlmcs --help`
+stays fast.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import textwrap
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
 
 from nlmcs.errors import UserInputError
+from nlmcs.fields import Range, field_specs, summary
+from nlmcs.model.config import MODEL_PRESETS, ModelConfig
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.methods import CorpusOptions
 
 
 def add_command(sub, name: str, *, help: str, example: str, func) -> argparse.ArgumentParser:
@@ -33,30 +43,18 @@ def add_group(sub, name: str, *, help: str, example: str, dest: str):
     return parser.add_subparsers(dest=dest, metavar="ACTION")
 
 
-def positive(name: str, value: int) -> int:
-    if value < 1:
-        raise UserInputError(f"--{name} must be at least 1, got {value}")
-    return value
-
-
-def finite(name: str, value: float, *, low: float | None = None) -> float:
-    if not math.isfinite(value) or (low is not None and value < low):
-        bound = f" and at least {low:g}" if low is not None else ""
-        raise UserInputError(f"--{name} must be a finite number{bound}, got {value}")
-    return value
-
-
 def int_option(*, low: int | None = None, high: int | None = None):
     """An argparse `type=` for an integer in [low, high]; a bad value is a one-line usage error
     naming the option (argparse adds "argument --name:")."""
+    bounds = Range(low, high)
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-        if (low is not None and value < low) or (high is not None and value > high):
-            raise argparse.ArgumentTypeError(f"must be {_range(low, high)}, got {value}")
+        if value not in bounds:
+            raise argparse.ArgumentTypeError(f"must be {bounds}, got {value}")
         return value
 
     parse.__name__ = "integer"
@@ -66,32 +64,19 @@ def int_option(*, low: int | None = None, high: int | None = None):
 def float_option(*, low: float | None = None, high: float | None = None,
                  above: float | None = None):
     """An argparse `type=` for a finite number in [low, high] (or above `above`, exclusive)."""
+    bounds = Range(low, high, above)
 
     def parse(text: str) -> float:
         try:
             value = float(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        bad = (not math.isfinite(value) or (low is not None and value < low)
-               or (high is not None and value > high) or (above is not None and value <= above))
-        if bad:
-            what = f"greater than {above:g}" if above is not None else _range(low, high)
-            raise argparse.ArgumentTypeError(f"must be a finite number {what}, got {text}")
+        if not math.isfinite(value) or value not in bounds:
+            raise argparse.ArgumentTypeError(f"must be a finite number {bounds}, got {text}")
         return value
 
     parse.__name__ = "number"
     return parse
-
-
-def _range(low, high) -> str:
-    def show(x) -> str:
-        return f"{x:g}" if isinstance(x, float) else str(x)
-
-    if low is not None and high is not None:
-        return f"between {show(low)} and {show(high)}"
-    if low is not None:
-        return f"at least {show(low)}"
-    return f"at most {show(high)}" if high is not None else "any value"
 
 
 SEED = int_option(low=0, high=2**32 - 1)
@@ -146,129 +131,116 @@ def simulated_game(args):
     return game
 
 
-# --- search, model and corpus options -----------------------------------------------------------
-SEARCH_OPTIONS = ("rollouts", "depth", "workers", "batch", "learn_steps", "real_move", "early_q",
-                  "late_q", "reward", "rollout", "prior_mode", "puct_c", "prior_visits",
-                  "prior_floor", "prior_weight")
-MODEL_OPTIONS = ("alpha", "l2", "passes", "hidden_update", "hidden_alpha", "hidden_l2",
-                 "persist", "center", "normalize", "overlap_state", "table_bits", "max_sentences",
-                 "rank_sentences", "grounding_features")
+# --- search, model and corpus options, generated from the config fields -------------------------
+PRIOR_FIELDS = ("prior_mode", "puct_c", "prior_visits", "prior_floor", "prior_weight")
+"""`SearchConfig` fields listed with the corpus options: only methods with a prior use them."""
+NONE = "none"
+"""What `X | None` number fields take for None, on the command line and in TOML (which has no
+null)."""
+CLEARED = object()
+"""The parsed value of `none` (None itself means "not given")."""
+PRECEDENCE = ("options given > the --config file > --model-preset > --release (the 2011 "
+              "release's search and model) or the defaults")
 
 
-def add_search_options(p) -> None:
-    """Search and model options; each left out keeps the value of the chosen base: the project's
-    defaults (`SearchConfig()`, `ModelConfig()`), or with --release the 2011 release's."""
-    g = p.add_argument_group("search (defaults: `SearchConfig`; see README)")
-    g.add_argument("--release", action="store_true",
-                   help="start from the 2011 release's settings instead of the defaults")
-    g.add_argument("--rollouts", type=int, help="roll-outs per real step (500)")
-    g.add_argument("--depth", type=int, help="simulated steps per roll-out (20)")
-    g.add_argument("--workers", type=int, help="roll-out worker processes (1)")
-    g.add_argument("--batch", type=int, help="roll-outs per weight snapshot")
-    g.add_argument("--learn-steps", type=int, help="steps of a roll-out that train (4)")
-    g.add_argument("--real-move", choices=("best-rollout", "mean-q"))
-    g.add_argument("--early-q", choices=("sampled", "expected"))
-    g.add_argument("--late-q", choices=("sampled", "expected"))
-    g.add_argument("--reward", choices=("ratio", "weighted"))
-    g.add_argument("--rollout", choices=("uniform", "typed"))
-    m = p.add_argument_group("model (defaults: `ModelConfig`; see README)")
-    m.add_argument("--alpha", type=float, help="learning rate of the output layer")
-    m.add_argument("--l2", type=float, help="L2 penalty")
-    m.add_argument("--passes", type=int, help="update passes per roll-out (7)")
-    m.add_argument("--hidden-update", choices=("release", "consistent", "expected"),
-                   help="factor of the hidden layers' update")
-    m.add_argument("--hidden-alpha", type=float, help="learning rate of u and v")
-    m.add_argument("--hidden-l2", type=float, help="L2 of u and v")
-    m.add_argument("--persist", choices=("none", "hidden"),
-                   help="hidden: u, v and the text output weights carry over between steps")
-    flag = argparse.BooleanOptionalAction
-    m.add_argument("--center", action=flag,
-                   help="output layer learns the reward minus the step's mean reward")
-    m.add_argument("--normalize", action=flag,
-                   help="word features divided by their sentence's word count")
-    m.add_argument("--overlap-state", action=flag,
-                   help="relevance feature: sentence words naming the agent's state")
-    m.add_argument("--grounding-features", action=flag,
-                   help="output features: labelled words naming the action / the state")
-    m.add_argument("--table-bits", type=int, help="log2 of each weight table size (18)")
-    m.add_argument("--max-sentences", type=int, help="candidate sentence cap")
-    m.add_argument("--rank-sentences", choices=("document", "state-action"),
-                   help="which sentences the cap keeps: first in the document, or those "
-                        "sharing most words with the state and action labels")  # fmt: skip
-
-
-def configs(args):
-    """(SearchConfig, ModelConfig): the base (defaults, or the release with --release) with the
-    options given, checked."""
-    from dataclasses import replace
-
-    from nlmcs.model.config import ModelConfig
-    from nlmcs.search.config import SearchConfig
-
-    release = getattr(args, "release", False)
-    base_s = SearchConfig.release() if release else SearchConfig()
-    base_m = ModelConfig.release() if release else ModelConfig()
-    scfg = replace(base_s, **_given(args, SEARCH_OPTIONS))
-    mcfg = replace(base_m, **_given(args, MODEL_OPTIONS))
-    for name in ("rollouts", "depth", "workers", "batch"):
-        positive(name.replace("_", "-"), getattr(scfg, name))
-    positive("passes", mcfg.passes)
-    if scfg.learn_steps < 0:
-        raise UserInputError(f"--learn-steps must be at least 0, got {scfg.learn_steps}")
-    if not 8 <= mcfg.table_bits <= 26:
-        raise UserInputError("--table-bits must be between 8 and 26")
-    if mcfg.max_sentences is not None:
-        positive("max-sentences", mcfg.max_sentences)
-    for name in ("alpha", "l2", "hidden_alpha", "hidden_l2"):
-        if getattr(mcfg, name) is not None:
-            finite(name.replace("_", "-"), getattr(mcfg, name), low=0.0)
-    for name in ("puct_c", "prior_weight"):
-        finite(name.replace("_", "-"), getattr(scfg, name), low=0.0)
-    if not 0.0 <= scfg.prior_floor <= 1.0:
-        raise UserInputError(f"--prior-floor must be in [0, 1], got {scfg.prior_floor}")
-    if scfg.prior_visits < 0:
-        raise UserInputError(f"--prior-visits must be at least 0, got {scfg.prior_visits}")
-    _check_bounds(mcfg)
-    return scfg, mcfg
-
-
-MODEL_BOUNDS = {"alpha": 1.0, "hidden_alpha": 1.0, "l2": 1.0, "hidden_l2": 1.0}
-"""Largest magnitude of each real-valued model option: beyond them the weights overflow within
-a few updates and every Q value becomes NaN (the defaults are 1e-4, 0.01 and 0)."""
-
-
-def _check_bounds(mcfg) -> None:
-    for name, bound in MODEL_BOUNDS.items():
-        value = getattr(mcfg, name)
-        if value is not None and abs(value) > bound:
-            raise UserInputError(f"--{name.replace('_', '-')} must be at most {bound:g} in "
-                                 f"magnitude, got {value}")
-
-
-def _given(args, names: tuple[str, ...]) -> dict:
-    return {n: getattr(args, n) for n in names if getattr(args, n, None) is not None}
+def add_search_options(p, *, skip: tuple[str, ...] = ()) -> None:
+    """--config, --release, --model-preset and an option per `SearchConfig` and `ModelConfig`
+    field (bar `skip`, the fields the command sets its own way, and `PRIOR_FIELDS`, which
+    `add_corpus_options` adds); an option left out keeps the value of the layers below it."""
+    s = p.add_argument_group("settings", "\n".join(textwrap.wrap(
+        f"Each setting is taken from the first of: {PRECEDENCE}.", 76)))
+    s.add_argument("--config", type=Path, metavar="FILE",
+                   help="settings from a TOML file (top-level keys: this command's options; "
+                        "sections [search], [model], [corpus]: config fields) or a recorded "
+                        "ablation's run.json; options given override it")
+    s.add_argument("--release", action="store_true",
+                   help="start from the 2011 release's search and model settings")
+    s.add_argument("--model-preset", choices=tuple(MODEL_PRESETS),
+                   help="start from a named model setting (`ModelConfig.preset`): default, "
+                        "release, or state-action (the manual ablations' fourth and fifth "
+                        "attempts)")
+    add_fields(p, p.add_argument_group("search (`SearchConfig`)"), "search", SearchConfig,
+               skip=(*skip, *PRIOR_FIELDS))
+    add_fields(p, p.add_argument_group("model (`ModelConfig`)"), "model", ModelConfig,
+               skip=skip)
+    p.set_defaults(config_parser=p)
 
 
 def add_corpus_options(p) -> None:
     g = p.add_argument_group("corpus (uct-corpus, flat-ucb-corpus, text-corpus)")
-    g.add_argument("--corpus", default=None, help="stored corpus name or directory "
-                   "(default: civ-sample, which ships with nlmcs)")
-    g.add_argument("--prior", choices=("similarity", "naive-bayes"), default="similarity",
-                   help="corpus prior: similarity (Dobre & Lascarides) or naive-Bayes (Ontañón)")
-    g.add_argument("--utility", choices=("one", "result"), default="one",
-                   help="similarity prior's utility: 1, or the recorded player's result")
-    g.add_argument("--prior-mode", choices=("puct", "visits"),
-                   help="puct (default): the prior is a policy for PUCT selection; visits: the "
-                        "paper's formula, --prior-visits virtual visits at the prior's value")
-    g.add_argument("--puct-c", type=float, help="PUCT exploration constant (0.3)")
-    g.add_argument("--prior-visits", type=int, help="virtual visits in visits mode (10)")
-    g.add_argument("--prior-floor", type=float,
-                   help="share of the policy prior spread uniformly over all actions (0.1)")
-    g.add_argument("--prior-weight", type=float,
-                   help="text-corpus: weight of the corpus policy added to Q at the root (0.1)")
+    add_fields(p, g, "corpus", CorpusOptions)
+    add_fields(p, g, "search", SearchConfig, only=PRIOR_FIELDS)
+    p.set_defaults(config_parser=p)
+
+
+def add_fields(p, group, section: str, cls, *, skip=(), only=None) -> None:
+    """An option `--field-name` per field of `cls` (bar mappings, fields the command sets and
+    `skip`; or just `only`): choices from its Literal, its range checked as it is parsed, help
+    from its docstring, default None (not given); the names go into `config_fields`."""
+    added = []
+    for spec in field_specs(cls):
+        if (spec.set_by or spec.kind is Mapping or spec.name in skip
+                or (only is not None and spec.name not in only)):
+            continue
+        kwargs: dict = {"dest": spec.name, "default": None, "help": _help(spec)}
+        if spec.kind is bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+        elif spec.choices is not None:
+            kwargs["choices"] = spec.choices
+        elif spec.kind in (int, float):
+            kwargs["type"] = _number_option(spec)
+        group.add_argument("--" + spec.name.replace("_", "-"), **kwargs)
+        added.append(spec.name)
+    fields = dict(p.get_default("config_fields") or {})
+    fields[section] = (*fields.get(section, ()), *added)
+    p.set_defaults(config_fields=fields)
+
+
+def _number_option(spec):
+    bounds = spec.range or Range()
+    parse = (int_option if spec.kind is int else float_option)(
+        low=bounds.low, high=bounds.high, **({} if spec.kind is int else {"above": bounds.above}))
+    if not spec.optional:
+        return parse
+
+    def parse_or_none(text: str):
+        return CLEARED if text.strip().lower() == NONE else parse(text)
+
+    parse_or_none.__name__ = parse.__name__
+    return parse_or_none
+
+
+def _help(spec) -> str:
+    default = spec.default
+    shown = ({True: "on", False: "off", None: NONE}.get(default, default)
+             if isinstance(default, bool | None) else default)
+    clear = f"; `{NONE}` for no value" if spec.optional else ""
+    return f"{summary(spec.doc)} (default: {shown}{clear})".replace("%", "%%")
+
+
+def settings(args, section: str) -> dict:
+    """The `section` fields set by the --config file and by the options given (these last)."""
+    out = dict((getattr(args, "config_sections", None) or {}).get(section, {}))
+    for name in (getattr(args, "config_fields", None) or {}).get(section, ()):
+        value = getattr(args, name, None)
+        if value is not None:
+            out[name] = None if value is CLEARED else value
+    return out
+
+
+def configs(args):
+    """(SearchConfig, ModelConfig) of the options, the --config file, --model-preset and
+    --release, in the order of `PRECEDENCE`; the configs check every value."""
+    release = getattr(args, "release", False)
+    preset = getattr(args, "model_preset", None)
+    search = SearchConfig.release() if release else SearchConfig()
+    if preset is not None:
+        model = ModelConfig.preset(preset)
+    else:
+        model = ModelConfig.release() if release else ModelConfig()
+    return (replace(search, **settings(args, "search")),
+            replace(model, **settings(args, "model")))
 
 
 def corpus_options(args):
-    from nlmcs.search.methods import CorpusOptions
-
-    return CorpusOptions(corpus=args.corpus, prior=args.prior, utility=args.utility)
+    return CorpusOptions(**settings(args, "corpus"))

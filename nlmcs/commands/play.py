@@ -71,7 +71,6 @@ def register_bench(bench_sub) -> None:
     b.add_argument("--workers", default="1,2", help="comma-separated worker counts")
     b.add_argument("--backends", default="numba,numpy",
                    help="value-network arithmetic to time: numba (compiled), numpy (reference)")
-    b.add_argument("--depth", type=COUNT, default=20, help="simulated steps per roll-out")
     b.add_argument("--seed", type=SEED, default=0, help="seed of the position")
     b.add_argument("--manual", default="civ-guide", help="stored manual name")
     b.add_argument("--opponent", default="builtin", help="opponent policy inside roll-outs")
@@ -83,6 +82,8 @@ def register_bench(bench_sub) -> None:
                    help="also append each row, with the time, host and load average, to this "
                         "CSV file")
     add_game_options(b)
+    # Roll-outs, workers and the backend are the lists above; the rest is each row's template.
+    add_search_options(b, skip=("rollouts", "workers", "backend"))
     add_corpus_options(b)
 
     s = add_command(
@@ -104,8 +105,6 @@ def register_bench(bench_sub) -> None:
                    help="timed real steps, each from the same position (after one untimed "
                         "warm-up step)")
     _start_turn_option(s)
-    s.add_argument("--backend", choices=("numba", "numpy"), default="numba",
-                   help="value-network arithmetic: numba (compiled) or numpy (reference)")
     s.add_argument("--out", type=Path,
                    help="also append each timed step (its parts' seconds and calls), with the "
                         "time, host and load average, to this CSV file")
@@ -208,6 +207,7 @@ def bench_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.bench_record import BenchLog
     from nlmcs.experiments.bench_search import RELEASE_SECONDS, bench_search
 
+    scfg, mcfg = configs(args)
     methods = csv_names(args.methods)
     for m in methods:
         get_method(m)
@@ -228,21 +228,21 @@ def bench_cli(args: argparse.Namespace) -> int:
         x_ref = ref / r.seconds if ref and r.backend != "numpy" else None
         ratio = f"{x_ref:>7.1f}" if x_ref else f"{'':>7}"
         release = RELEASE_SECONDS.get((r.method.replace("random-", ""), r.rollouts))
-        release = release if args.depth == 20 else None
+        release = release if scfg.depth == 20 else None
         rel = f"{release:>9.1f}" if release else f"{'':>9}"
         warm = f"{r.warm_seconds:>8.2f}" if r.warm_seconds is not None else f"{'-':>8}"
         print(f"{r.method:<16}{r.rollouts:>9}{r.workers:>8}{r.backend:>8}{r.seconds:>10.2f}"
               f"{warm}{r.cpu_seconds:>8.2f}{r.peak_mb:>9.0f}{ratio}{rel}", flush=True)  # fmt: skip
-        log.record({**asdict(r), "depth": args.depth, "seed": args.seed,
+        log.record({**asdict(r), "depth": scfg.depth, "seed": args.seed,
                     "start_turn": args.start_turn, "steps": args.steps,
                     "opponent": args.opponent, "manual": args.manual, "game": args.game,
                     "map": args.map, "x_ref": x_ref, "release_seconds": release})
 
     bench_search(game=game, methods=methods, rollouts=rollouts, workers=workers,
-                 backends=sorted(backends, reverse=True), depth=args.depth,
-                 seed=args.seed, manual=args.manual, corpus=corpus_options(args),
-                 opponent=args.opponent, steps=args.steps, start_turn=args.start_turn,
-                 on_row=on_row)  # fmt: skip
+                 backends=sorted(backends, reverse=True), search_config=scfg,
+                 model_config=mcfg, seed=args.seed, manual=args.manual,
+                 corpus=corpus_options(args), opponent=args.opponent, steps=args.steps,
+                 start_turn=args.start_turn, on_row=on_row)  # fmt: skip
     print("sec/step: the first step; warm s: the mean of the later ones (--steps); cpu s: per "
           "step; x ref: the numpy reference's seconds over these; release: the 2011 C++ release "
           "on two cores (text and linear, depth 20)")
@@ -258,8 +258,6 @@ def step_columns(parts) -> tuple[str, ...]:
 
 
 def bench_step_cli(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-
     from nlmcs.experiments.bench_record import BenchLog
     from nlmcs.experiments.bench_step import PARTS, bench_step, rollout_spread
     from nlmcs.experiments.positions import start_position
@@ -272,14 +270,13 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     if scfg.workers != 1:
         raise UserInputError("--workers: `nlmcs bench step` times one worker (it prints what "
                              "more could give at best); `nlmcs bench search` times several")
-    mcfg = replace(mcfg, backend=args.backend)
     log = BenchLog(args.out, step_columns(PARTS))  # a bad --out is refused before any work
     game = simulated_game(args)
     state = start_position(game, seed=args.seed, turns=args.start_turn)
     planner = make_planner(method.name, game=game, manual=args.manual,
                            corpus=corpus_options(args), search_config=scfg, model_config=mcfg,
                            seed=args.seed)  # fmt: skip
-    print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {args.backend}, from turn "
+    print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {mcfg.backend}, from turn "
           f"{state.turn}; one warm-up step, then {args.steps} timed", flush=True)
 
     def on_step(k, row):
@@ -287,7 +284,7 @@ def bench_step_cli(args: argparse.Namespace) -> int:
         split = {f"{name}_{what}": getattr(row, attr).get(name, 0)
                  for name in PARTS for what, attr in (("seconds", "parts"), ("calls", "calls"))}
         log.record({"method": method.name, "rollouts": scfg.rollouts, "depth": scfg.depth,
-                    "workers": scfg.workers, "backend": args.backend, "seed": args.seed,
+                    "workers": scfg.workers, "backend": mcfg.backend, "seed": args.seed,
                     "start_turn": args.start_turn, "step": k + 1, "seconds": row.seconds,
                     **split, "rest_seconds": row.rest,
                     "replay_seconds": row.replay_seconds, "replay_same": row.replay_same})

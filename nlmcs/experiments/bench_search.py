@@ -46,7 +46,7 @@ def bench_search(
     rollouts: Sequence[int],
     workers: Sequence[int],
     backends: Sequence[str] = ("numba",),
-    depth: int = 20,
+    search_config: SearchConfig | None = None,
     seed: int = 0,
     manual=None,
     corpus: CorpusOptions | None = None,
@@ -69,16 +69,20 @@ def bench_search(
     this process or of any of the row's workers. On Linux each row's peak is its own: the
     previous row's planner is collected and this process's peak is started afresh
     (`fresh_peak`) before the row; elsewhere it is the largest so far (ru_maxrss).
+
+    Each row searches with `search_config` (default `SearchConfig()`) at its own roll-out
+    budget and worker count, against `opponent`.
     """
     state = start_position(game, seed=seed, turns=start_turn)
     base = model_config or ModelConfig()
+    template = search_config or SearchConfig()
     rows = []
     for method in methods:
         learned = get_method(method).planner == "mc"
         for n in rollouts:
             for w in workers:
                 for backend in (backends if learned else ("-",)):
-                    cfg = SearchConfig(rollouts=n, depth=depth, workers=w, opponent=opponent)
+                    cfg = replace(template, rollouts=n, workers=w, opponent=opponent)
                     mcfg = replace(base, backend=backend) if learned else base
                     gc.collect()  # the last row's planner (its caches) is not this row's
                     fresh = fresh_peak()

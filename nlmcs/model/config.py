@@ -5,6 +5,9 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Literal
 
+from nlmcs.errors import UserInputError
+from nlmcs.fields import check_fields, option
+
 ModelKind = Literal["linear", "nonlinear", "relevance-only", "text"]
 """Named as the MC methods of Branavan et al. (`random-text` is `text` on the twin manual)."""
 
@@ -17,21 +20,21 @@ class ModelConfig:
     predicate-label features psi, `w` the output features f (Q = w . f).
     """
 
-    kind: ModelKind = "text"
+    kind: ModelKind = option("text", set_by="--method")
     """linear: Q = w . x, no hidden layer; nonlinear: `num_latent` hidden states in place of
     sentences, no text; relevance-only: sentence layer only, no predicate labels; text: the full
     model."""
-    num_latent: int = 10
+    num_latent: int = option(10, low=1)
     """Hidden states of the `nonlinear` (no text) model."""
-    table_bits: int = 18
+    table_bits: int = option(18, low=8, high=26)
     """u and v are hashed tables of 2**table_bits float64 weights; w has two such halves, one for
     the game features x and one for the text (or latent) output features, so the two families
     never share a weight (the release kept them in separate vectors)."""
-    alpha: float = 1e-4
-    """Learning rate of every layer."""
-    l2: float = 0.01
+    alpha: float = option(1e-4, low=0.0, high=1.0)
+    """Learning rate of every layer (above 1 the weights overflow within a few updates)."""
+    l2: float = option(0.01, low=0.0, high=1.0)
     """L2 penalty; applied to the weights a datapoint touches (sparse decay)."""
-    passes: int = 7
+    passes: int = option(7, low=1)
     """Update passes over a roll-out's datapoints."""
     hidden_update: Literal["release", "consistent", "expected"] = "release"
     """The factor k of the hidden layers' likelihood-ratio update k (phi(y) - E[phi]) (and the
@@ -40,9 +43,9 @@ class ModelConfig:
     of E_y[(R - Q_y)^2] over every candidate row (no draw, no batch baseline; a single datapoint
     learns), and the labels take k = e(expected labels) - e(sampled labels). Every rule has
     compiled sweeps (`nlmcs.model.kernels`)."""
-    hidden_alpha: float | None = None
+    hidden_alpha: float | None = option(None, low=0.0, high=1.0)
     """Learning rate of u and v (None: `alpha`)."""
-    hidden_l2: float | None = None
+    hidden_l2: float | None = option(None, low=0.0, high=1.0)
     """L2 penalty of u and v (None: `l2`)."""
     persist: Literal["none", "hidden"] = "none"
     """none: every weight is reset at every real step (release: the value function is local to
@@ -59,12 +62,12 @@ class ModelConfig:
     overlap_state: bool = False
     """Add a relevance feature counting the sentence's words that name the agent's state labels
     (the release's overlap counted agent and action words only)."""
-    temperature: float = 1.0
+    temperature: float = option(1.0, above=0.0)
     """Softmax temperature of the hidden layers."""
-    min_count: int = 5
+    min_count: int = option(5, low=1)
     """Manual stems seen fewer times are dropped (as are stop words and punctuation)."""
-    max_sentences: int | None = None
-    """Cap on candidate sentences per agent; None keeps all that hold the agent's word."""
+    max_sentences: int | None = option(None, low=1)
+    """Cap on candidate sentences per agent (None keeps all that hold the agent's word)."""
     rank_sentences: Literal["document", "state-action"] = "document"
     """Which sentences the cap keeps: the first in document order, or those sharing most stems
     with the agent's state labels and the candidate action's labels (a set per action)."""
@@ -77,12 +80,23 @@ class ModelConfig:
     (`nlmcs.model.kernels`); numpy: the reference code they are checked against. Both give the
     same values (within 1e-9) and the same games."""
 
+    def __post_init__(self) -> None:
+        check_fields(self, "model option")
+
     @classmethod
     def release(cls, **overrides) -> ModelConfig:
         """The model as the 2011 release had it: every weight reset at every step, the
         release's hidden-layer sign, all candidate sentences in document order, no grounding
         features (README "Deviations from the release" lists what still differs)."""
         return cls(**{**RELEASE, **overrides})
+
+    @classmethod
+    def preset(cls, name: str, **overrides) -> ModelConfig:
+        """The model setting `name` of `MODEL_PRESETS`, with `overrides` on top."""
+        if name not in MODEL_PRESETS:
+            raise UserInputError(f"unknown model preset {name!r}; choose from "
+                                 f"{', '.join(MODEL_PRESETS)}")
+        return cls(**{**MODEL_PRESETS[name], **overrides})
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -94,3 +108,18 @@ RELEASE = {
     "rank_sentences": "document", "grounding_features": False, "alpha": 1e-4, "l2": 0.01,
     "passes": 7,
 }  # fmt: skip
+
+MODEL_PRESETS: dict[str, dict] = {
+    "default": {},
+    "release": RELEASE,
+    # The fourth and fifth attempts of README's "Does the manual matter?" (the final blocks
+    # 2929, 3939 and 8383): the K sentences sharing most words with the state and the action,
+    # learned by the expected rule and kept from step to step within a game.
+    "state-action": {
+        "max_sentences": 10, "rank_sentences": "state-action", "overlap_state": True,
+        "center": True, "normalize": True, "alpha": 0.001, "hidden_l2": 0.0,
+        "hidden_update": "expected", "hidden_alpha": 1.0, "persist": "hidden",
+    },
+}  # fmt: skip
+"""Every model setting README reports, by name (`--model-preset NAME`): the project's defaults,
+the 2011 release's, and the setting the manual ablations settled on."""

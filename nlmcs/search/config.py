@@ -3,22 +3,26 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Literal
+
+from nlmcs.errors import UserInputError
+from nlmcs.fields import check_fields, option
 
 
 @dataclass(frozen=True)
 class SearchConfig:
     """Budget and rules of the per-step Monte-Carlo search (defaults: the 2011 release)."""
 
-    rollouts: int = 500
+    rollouts: int = option(500, low=1)
     """Roll-outs per real step."""
-    depth: int = 20
+    depth: int = option(20, low=1)
     """Simulated steps (turns) per roll-out."""
-    learn_steps: int = 4
+    learn_steps: int = option(4, low=0)
     """Only the first `learn_steps` simulated steps of a roll-out yield training datapoints."""
-    epsilon_low: float = 0.01
-    epsilon_high: float = 0.4
+    epsilon_low: float = option(0.01, low=0.0, high=1.0)
+    """Least exploration rate of a roll-out (at most `epsilon_high`)."""
+    epsilon_high: float = option(0.4, low=0.0, high=1.0)
     """Each roll-out draws its exploration rate uniformly from [epsilon_low, epsilon_high]."""
     early_q: Literal["sampled", "expected"] = "expected"
     """Q used for the epsilon-greedy choice in the learning steps: sampled draws y and z for every
@@ -27,22 +31,23 @@ class SearchConfig:
     late_q: Literal["sampled", "expected"] = "expected"
     """Q for the choice in steps after `learn_steps` (no datapoints there, so only the ranking
     of candidates matters; E[Q] is the mean of the sampled Q)."""
-    batch: int = 10
+    batch: int = option(10, low=1)
     """Roll-outs run against one weight snapshot; updates are applied after the batch in roll-out
     order, so results do not depend on the number of workers. 1 = update after every roll-out."""
-    workers: int = 1
+    workers: int = option(1, low=1)
     """Worker processes for roll-outs (1 = in this process)."""
-    opponent: str = "builtin"
+    opponent: str = option("builtin", set_by="--opponent")
     """Policy spec of every other player inside roll-outs (`Game.policy`)."""
     reward: Literal["ratio", "weighted"] = "ratio"
     """ratio: win 1 / loss 0 / else score ratio mine / (mine + others); weighted: the release's
     weighted mean of such ratios over `reward_weights`."""
-    reward_weights: Mapping[str, float] = field(
+    reward_weights: Mapping[str, float] = option(
         default_factory=lambda: {
             "score": 1.0, "units": 1.0, "cities": 1.0, "techs": 1.0,
             "food": 1.0, "shields": 1.0, "trade": 1.0, "gold": 1.0,
         }  # fmt: skip
     )
+    """Weights of the ratios the weighted reward averages (from a config file only)."""
     real_move: Literal["best-rollout", "mean-q"] = "best-rollout"
     """best-rollout: the first joint move of the highest-reward roll-out (release); mean-q: each
     agent's action of highest E[Q] under the final weights."""
@@ -50,26 +55,34 @@ class SearchConfig:
     """Random choices (epsilon moves, UCT beyond the tree): uniform over actions, or typed: an
     action type first, then an action of that type (Dobre & Lascarides 2017)."""
     type_weights: Mapping[str, float] | None = None
-    """Optional weights of action types for typed roll-outs (e.g. learned from a corpus)."""
-    uct_c: float = 1.0
+    """Optional weights of action types for typed roll-outs (e.g. learned from a corpus; from
+    a config file only)."""
+    uct_c: float = option(1.0, low=0.0)
     """UCB1 exploration constant of UCT."""
     prior_mode: Literal["visits", "puct"] = "puct"
     """How a prior informs UCT and flat UCB (`nlmcs.search.tree`): visits, the formula of Dobre &
     Lascarides (2015), seeds a child with `prior_visits` virtual visits at the prior's value; puct
     makes the prior a policy over the children and selects by Q + `puct_c` p sqrt(N) / (1 + n).
     Methods without a prior always use UCB1."""
-    prior_visits: int = 10
+    prior_visits: int = option(10, low=0)
     """Virtual visits given to a child seeded by a prior ("visits" mode)."""
-    puct_c: float = 0.3
+    puct_c: float = option(0.3, low=0.0)
     """Exploration constant of PUCT ("puct" mode); 0.3 was picked on tuning seeds and helped both
     corpus methods on two fresh blocks (README, "Corpus")."""
-    prior_floor: float = 0.1
+    prior_floor: float = option(0.1, low=0.0, high=1.0)
     """Share of a policy prior spread uniformly over all actions, so that none is ruled out
     ("puct" mode, and the text-corpus root bias)."""
-    prior_weight: float = 0.1
+    prior_weight: float = option(0.1, low=0.0)
     """text-corpus: weight of the corpus policy added to Q at the root (rewards lie in [0, 1])."""
-    log_decisions: bool = False
+    log_decisions: bool = option(False, set_by="--log-decisions")
     """Keep a per-step decision record (`Planner.last_log`)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "search option")
+        if self.epsilon_low > self.epsilon_high:
+            raise UserInputError(f"search options epsilon_low={self.epsilon_low!r} and "
+                                 f"epsilon_high={self.epsilon_high!r}: the low one must be at "
+                                 "most the high one")
 
     @classmethod
     def release(cls, **overrides) -> SearchConfig:

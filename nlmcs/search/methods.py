@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from nlmcs.errors import UserInputError
+from nlmcs.fields import check_fields, option
 from nlmcs.model.config import ModelConfig, ModelKind
 from nlmcs.search.config import SearchConfig
 
@@ -80,9 +81,9 @@ class CorpusOptions:
     2015); naive-bayes: the calibrated naive-Bayes probabilities, p / max p (Ontañón 2016)."""
     utility: Literal["one", "result"] = "one"
     """U of the similarity prior: 1, or the recorded player's result (win 1, loss 0)."""
-    pool_size: int = 256
+    pool_size: int = option(256, low=1)
     """Nearest corpus states pooled per similarity query."""
-    type_weight: float = 0.0
+    type_weight: float = option(0.0, low=0.0, high=1.0)
     """Weight of 'same action type' in the action similarity (0 = the paper's formula)."""
     rollout_policy: Literal["default", "naive-bayes"] = "default"
     """default: `SearchConfig.rollout`; naive-bayes: sample roll-out moves from the model."""
@@ -91,13 +92,7 @@ class CorpusOptions:
     (Dobre & Lascarides 2017)."""
 
     def __post_init__(self) -> None:
-        for name, allowed in (("prior", ("similarity", "naive-bayes")), ("utility", ("one",
-                              "result")), ("rollout_policy", ("default", "naive-bayes"))):
-            if getattr(self, name) not in allowed:
-                raise UserInputError(f"corpus option {name}={getattr(self, name)!r}: choose "
-                                     f"from {', '.join(allowed)}")
-        if self.pool_size < 1 or not 0.0 <= self.type_weight <= 1.0:
-            raise UserInputError("corpus pool_size must be >= 1 and type_weight in [0, 1]")
+        check_fields(self, "corpus option")
 
 
 def method_names() -> list[str]:

@@ -9,6 +9,7 @@ import pytest
 import nlmcs.experiments.bench_search as bench_search_module
 from nlmcs.experiments.bench_search import bench_search, fresh_peak, peak_kib
 from nlmcs.games import make_game
+from nlmcs.search.config import SearchConfig
 
 MIB = 1024  # KiB
 
@@ -41,7 +42,8 @@ def test_fresh_peak_forgets_what_was_freed_before():
 
 def _rows():
     return bench_search(game=make_game("civ", preset="tiny"), methods=["linear", "uct"],
-                        rollouts=[2], workers=[1, 2], depth=2)  # fmt: skip
+                        rollouts=[2], workers=[1, 2],
+                        search_config=SearchConfig(depth=2))  # fmt: skip
 
 
 @needs_proc

@@ -7,6 +7,7 @@ import pytest
 from nlmcs.cli import main
 from nlmcs.experiments.bench_search import bench_search
 from nlmcs.games import make_game
+from nlmcs.search.config import SearchConfig
 
 
 @pytest.mark.parametrize("method", ["uct", "linear"])
@@ -52,7 +53,7 @@ def test_bench_search_prints_a_table(tmp_path, monkeypatch, capsys):
     row = capsys.readouterr().out.splitlines()[1].split()
     assert row[3] == "numba" and float(row[5]) >= 0  # the mean of steps 2 and 3
     timed = bench_search(game=make_game("civ", preset="tiny"), methods=["linear"], rollouts=[2],
-                         workers=[1], depth=2, steps=3)  # fmt: skip
+                         workers=[1], search_config=SearchConfig(depth=2), steps=3)  # fmt: skip
     assert len(timed) == 1 and timed[0].warm_seconds > 0 and timed[0].seconds > 0
     assert main(["bench", "search", "--backends", "torch"]) == 2
 

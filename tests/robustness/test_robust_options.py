@@ -9,7 +9,7 @@ import math
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from robust_support import assert_refused, run
+from robust_support import TESTS, assert_refused, run
 
 TINY = ("--map", "tiny", "--steps", "1", "--rollouts", "2", "--depth", "1")
 
@@ -80,6 +80,13 @@ BAD = [
     (("play", "--method", "uct-corpus", "--prior-floor", "2", *TINY), "--prior-floor"),
     (("play", "--method", "uct-corpus", "--prior-visits", "-1", *TINY), "--prior-visits"),
     (("play", "--method", "text-corpus", "--prior-weight", "-1", *TINY), "--prior-weight"),
+    (("play", "--temperature", "0", *TINY), "--temperature"),
+    (("play", "--epsilon-high", "nan", *TINY), "--epsilon-high"),
+    (("play", "--epsilon-low", "0.9", *TINY), "epsilon_low=0.9"),
+    (("play", "--model-preset", "best", *TINY), "--model-preset"),
+    (("play", "--config", "missing.toml", *TINY), "missing.toml"),
+    (("ablation", "run", "--config", TESTS.parent / "results/manual-ablation/civ-guide/run.json"),
+     "0587f02"),
 ]
 
 

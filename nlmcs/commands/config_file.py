@@ -1,0 +1,196 @@
+"""`--config FILE`: a command's settings from a TOML file, or from a recorded ablation's run.json.
+
+A TOML file's top-level keys are the command's own options by their names (`seed`, `steps`,
+`methods = ["text", "linear"]`, `map`, ...) and its sections `[search]`, `[model]`, `[corpus]`
+hold config fields by name; a run.json (read as JSON) is turned into the same keys, so any
+stored ablation can be re-run. The file becomes the parser's defaults and the command line is
+parsed again, so options given override it. Every key and value is checked before any work:
+a bad one is one `UserInputError` line naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping
+from pathlib import Path
+
+from nlmcs.commands.options import NONE
+from nlmcs.errors import UserInputError
+from nlmcs.fields import field_specs
+from nlmcs.files import read_document
+from nlmcs.model.config import ModelConfig
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.methods import CorpusOptions
+
+MAX_BYTES = 1_000_000
+"""Largest config file read (a run.json is a few KB)."""
+SECTIONS = {"search": SearchConfig, "model": ModelConfig, "corpus": CorpusOptions}
+REMOVED_AT = "0587f02"
+"""The last commit with the options in `REMOVED`: it reproduces the runs that used them."""
+REMOVED = {
+    "model": {"advice": False, "prior_advice": 0.0, "prior_overlap": 0.0, "prior_match": 0.0,
+              "hidden": "sample", "game_features": True},
+    "search": {"late_refresh": 1},
+}  # fmt: skip
+"""Options removed after `REMOVED_AT`, each with its value that is today's behaviour: a recorded
+run holding that value loads as if the key were absent; any other value is refused."""
+REMOVED_VALUES = {("model", "hidden_update"): "error", ("model", "rank_sentences"): "state"}
+"""Values removed after `REMOVED_AT` from fields that remain."""
+
+
+def apply_config(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                 argv: list[str] | None) -> argparse.Namespace:
+    """`args` parsed again with the --config file's settings as the command's defaults."""
+    command = args.config_parser
+    top, sections = read_config(args.config, command)
+    command.set_defaults(**top, config_sections=sections)
+    return parser.parse_args(argv)
+
+
+def read_config(path: Path, parser: argparse.ArgumentParser) -> tuple[dict, dict]:
+    """(option values by dest, {section: {field: value}}) of a config file for the command of
+    `parser`, every key and value checked."""
+    data = _load(path)
+    if "format" in data:
+        data = _from_run_record(path, data)
+    fields = parser.get_default("config_fields") or {}
+    generated = {name for names in fields.values() for name in names}
+    options = {a.dest: a for a in parser._actions  # argparse lists its actions nowhere else
+               if a.option_strings and a.dest not in generated
+               and a.dest not in (argparse.SUPPRESS, "help", "config")}  # fmt: skip
+    _refuse_removed(path, data)
+    top = {}
+    for key, value in data.items():
+        name = key.replace("-", "_")
+        if key in SECTIONS:
+            continue
+        if name in options:
+            top[name] = _option_value(path, key, value, options[name])
+        elif name in generated:
+            section = next(s for s, names in fields.items() if name in names)
+            raise UserInputError(f"{path}: {key} belongs in [{section}]")
+        else:
+            raise UserInputError(f"{path}: unknown key {key!r}; `{parser.prog}` takes "
+                                 f"{', '.join(sorted(options))} and the sections "
+                                 f"{', '.join(f'[{s}]' for s in fields)}")
+    sections = {s: _section(path, s, data[s], parser, fields, {**data, **top})
+                for s in SECTIONS if s in data}
+    return top, sections
+
+
+def _load(path: Path) -> dict:
+    toml = Path(path).suffix != ".json"  # a run.json is read as JSON, anything else as TOML
+    return read_document(path, what="config file", max_bytes=MAX_BYTES, toml=toml)
+
+
+def _from_run_record(path: Path, data: dict) -> dict:
+    """The keys of a recorded ablation's run.json (or of the spec inside it) as a config."""
+    from nlmcs.experiments.ablation.spec import SPEC_FORMAT
+
+    spec = data.get("spec", data)
+    if not isinstance(spec, dict) or spec.get("format") != SPEC_FORMAT:
+        raise UserInputError(f"{path}: format {data.get('format')!r} is not an ablation's "
+                             f"run.json ({SPEC_FORMAT})")
+    # version and arms are what the run was, not settings: the run is replayed by this code.
+    out = {k: v for k, v in spec.items() if k not in ("format", "version", "arms",
+                                                      "game_options")}  # fmt: skip
+    options = spec.get("game_options", {})
+    if not isinstance(options, dict):
+        raise UserInputError(f"{path}: game_options must be a table")
+    renamed = {"preset": "map", "max_turns": "max_turns"}
+    for key, value in options.items():
+        if key not in renamed:
+            raise UserInputError(f"{path}: game_options.{key} is not an option of "
+                                 f"`nlmcs ablation run`")
+        out[renamed[key]] = value
+    if out.get("full_games") is True:
+        out.pop("steps", None)  # a full game's steps are its turn limit
+    return out
+
+
+def _refuse_removed(path: Path, data: dict) -> None:
+    stale = []
+    for section, table in data.items():
+        if not isinstance(table, dict):
+            continue
+        removed = REMOVED.get(section, {})
+        stale += [(section, k, v) for k, v in table.items()
+                  if (k in removed and not _same(v, removed[k]))
+                  or REMOVED_VALUES.get((section, k), ...) == v]
+    if stale:
+        listed = "; ".join(f"[{s}] " + ", ".join(f"{k} = {json.dumps(v)}"
+                                                 for t, k, v in stale if t == s)
+                           for s in dict.fromkeys(s for s, _, _ in stale))
+        what = "are no longer options" if len(stale) > 1 else "is no longer an option"
+        raise UserInputError(f"{path}: {listed} {what} (removed after commit {REMOVED_AT}, "
+                             "which reproduces this run)")
+
+
+def _same(value, neutral) -> bool:
+    """`value` is `neutral` read back from a file (an int where a float was written: 0 for 0.0)."""
+    same_type = type(value) is type(neutral) or (type(neutral) is float and type(value) is int)
+    return same_type and value == neutral
+
+
+def _section(path: Path, section: str, table, parser, fields: dict, top: dict) -> dict:
+    if not isinstance(table, dict):
+        raise UserInputError(f"{path}: {section} must be a section ([{section}])")
+    if section not in fields:
+        raise UserInputError(f"{path}: `{parser.prog}` takes no [{section}] settings")
+    out = {}
+    for spec in field_specs(SECTIONS[section]):
+        if spec.name not in table:
+            continue
+        value = table[spec.name]
+        where = f"{path}: [{section}] {spec.name} = {json.dumps(value, default=str)}"
+        if spec.optional and spec.kind in (int, float) and value == NONE:
+            value = None
+        if spec.set_by is not None:
+            # Set by the command; a recorded run holds the value the command set.
+            agrees = top.get(spec.name, parser.get_default(spec.name) or spec.default)
+            if value != agrees and value != spec.default:
+                raise UserInputError(f"{where}: set by {spec.set_by}, not in [{section}]")
+            continue
+        if spec.name not in fields[section] and spec.kind is not Mapping:
+            other = spec.name in {a.dest for a in parser._actions}
+            raise UserInputError(f"{where}: " + (f"give it as the top-level key {spec.name}"
+                                                 if other else f"not a setting of "
+                                                 f"`{parser.prog}`"))
+        stored, problem = spec.check(value)
+        if problem is not None:
+            raise UserInputError(f"{where}: {problem}")
+        out[spec.name] = stored
+    known = {spec.name for spec in field_specs(SECTIONS[section])}
+    for key in table:
+        if key not in known and key not in REMOVED.get(section, {}):
+            raise UserInputError(f"{path}: [{section}] unknown key {key!r}")
+    return out
+
+
+def _option_value(path: Path, key: str, value, action: argparse.Action):
+    """A top-level value checked as its option checks the command line's text."""
+    where = f"{path}: {key} = {json.dumps(value, default=str)}"
+    if action.nargs == 0:  # a flag: --full-games, --center / --no-center
+        if not isinstance(value, bool):
+            raise UserInputError(f"{where}: must be true or false")
+        return value
+    kind = {"integer": int, "number": float, "int": int, "float": float}.get(
+        getattr(action.type, "__name__", ""), str)
+    if isinstance(value, list) and kind is str:  # methods = ["text", "linear"]
+        if not value or not all(isinstance(v, str | int) and not isinstance(v, bool)
+                                for v in value):
+            raise UserInputError(f"{where}: must be a list of names or numbers")
+        value = ",".join(map(str, value))
+    wanted = {int: (int,), float: (int, float), str: (str,)}[kind]
+    if isinstance(value, bool) or not isinstance(value, wanted):
+        what = {int: "an integer", float: "a number", str: "a string"}[kind]
+        raise UserInputError(f"{where}: must be {what}")
+    try:
+        parsed = action.type(str(value)) if action.type is not None else value
+    except (argparse.ArgumentTypeError, ValueError, TypeError) as err:
+        raise UserInputError(f"{where}: {err}") from None
+    if action.choices is not None and parsed not in action.choices:
+        raise UserInputError(f"{where}: choose from {', '.join(map(str, action.choices))}")
+    return parsed
+

@@ -1,0 +1,195 @@
+"""`--config FILE`: a TOML file or a recorded run.json gives the same settings as the options it
+stands for, options given override it, and a bad file is one line naming the file and the key,
+before any work."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from nlmcs.cli import main, parse_command_line
+from nlmcs.commands.ablation import build_spec
+from nlmcs.commands.config_file import REMOVED
+from nlmcs.commands.options import configs, corpus_options
+from nlmcs.errors import UserInputError
+from nlmcs.model.config import ModelConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+FINAL = ROOT / "results/manual-ablation/final-2929/run.json"
+STATE_ACTION = ["--max-sentences", "10", "--rank-sentences", "state-action", "--overlap-state",
+                "--center", "--normalize", "--alpha", "0.001", "--hidden-l2", "0",
+                "--hidden-update", "expected", "--hidden-alpha", "1.0", "--persist", "hidden"]
+README_FINAL = ["--methods", "text,random-text,nonlinear,linear", "--map", "small",
+                "--full-games", "--max-turns", "20", "--rollouts", "30", "--depth", "5", "--seed",
+                "2929", "--games", "300", *STATE_ACTION]  # fmt: skip
+"""README's command of the fifth attempt's main block (`--workers` and `--out` aside)."""
+
+
+def _spec(*argv):
+    return build_spec(parse_command_line(["ablation", "run", *map(str, argv)]))[0]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def test_a_toml_file_gives_the_spec_of_the_options_it_stands_for(tmp_path):
+    toml = _write(tmp_path / "final.toml", """
+methods = ["text", "random-text", "nonlinear", "linear"]
+map = "small"
+full_games = true
+max_turns = 20
+rollouts = [30]
+seed = 2929
+games = 300
+model_preset = "state-action"
+
+[search]
+depth = 5
+""")
+    assert _spec("--config", toml) == _spec(*README_FINAL)
+    assert _spec("--config", toml).fingerprint() == _spec(*README_FINAL).fingerprint()
+
+
+def test_a_recorded_run_json_replays_its_run(tmp_path):
+    # The run was recorded when PUCT's constant defaulted to 1.0 (the text methods ignore it).
+    spec = _spec("--config", FINAL)
+    assert spec == _spec(*README_FINAL, "--puct-c", "1.0")
+    record = json.loads(FINAL.read_text())
+    stored = record["identities"][record["fingerprint"]]
+    ident = spec.identity()
+    for key in stored:
+        if key == "model":  # the removed options held today's behaviour: dropped
+            assert ident[key] == {k: v for k, v in stored[key].items() if k not in REMOVED[key]}
+        elif key == "search":
+            assert ident[key] == {k: v for k, v in stored[key].items() if k != "late_refresh"}
+        else:
+            assert ident[key] == stored[key], key
+    assert spec.to_dict()["arms"] == record["spec"]["arms"]
+
+
+def test_options_given_override_the_file(tmp_path):
+    spec = _spec("--config", FINAL, "--games", "2", "--depth", "7", "--no-center",
+                 "--methods", "text,linear")  # fmt: skip
+    assert (spec.games, spec.search.depth, spec.model.center, spec.methods) == \
+        (2, 7, False, ("text", "linear"))
+    assert spec.model.persist == "hidden" and spec.seed == 2929  # the rest is the file's
+    toml = _write(tmp_path / "p.toml", 'seed = 4\nsteps = 9\nmodel_preset = "state-action"\n'
+                                       '[model]\nalpha = 0.002\nmax_sentences = "none"\n'
+                                       '[search]\nbatch = 3\n[corpus]\nprior = "naive-bayes"\n')
+    args = parse_command_line(["play", "--config", str(toml), "--steps", "5", "--batch", "4"])
+    search, model = configs(args)
+    assert (args.seed, args.steps, search.batch, model.alpha) == (4, 5, 4, 0.002)
+    assert model.max_sentences is None and model.persist == "hidden"  # file > preset
+    assert corpus_options(args).prior == "naive-bayes"
+    args = parse_command_line(["play", "--config", str(toml), "--alpha", "0.003",
+                               "--model-preset", "release"])  # fmt: skip
+    model = configs(args)[1]
+    assert model.alpha == 0.003 and model.persist == "none"  # flag > file > preset (the flag's)
+
+
+def test_an_ablation_files_depth_beats_the_preset(tmp_path):
+    toml = _write(tmp_path / "q.toml", 'preset = "quick"\n[search]\ndepth = 3\n')
+    assert _spec("--config", toml).search.depth == 3
+    assert _spec("--config", toml, "--depth", "4").search.depth == 4
+    assert _spec("--preset", "quick").search.depth == 5
+
+
+def test_every_command_with_search_options_takes_a_config(tmp_path):
+    toml = _write(tmp_path / "c.toml", "seed = 3\n[search]\ndepth = 2\n[model]\nl2 = 0.5\n")
+    for command in (["play"], ["bench", "step"], ["bench", "search"],
+                    ["relevance", "accuracy", "--out", "x"], ["freeciv", "play"],
+                    ["ablation", "run"]):
+        args = parse_command_line([*command, "--config", str(toml)])
+        search, model = configs(args)
+        assert (args.seed, search.depth, model.l2) == (3, 2, 0.5), command
+
+
+STORED = sorted(ROOT.glob("results/**/run.json"))
+STALE = {"civ-guide", "civ-guide-expected", "civ-guide-full-games",
+         "civ-guide-full-games-replication", "freeciv-classic", "freeciv-classic-full-games",
+         "full-games-budget-60x10-scout", "advice-learned", "advice-prior-0.2", "mean-q",
+         "no-priors", "priors", "game-features", "no-game-features",
+         "no-game-features-state-action"}  # fmt: skip
+"""Stored runs that used an option removed after 0587f02 (rank_sentences state, the priors,
+advice, no game features, hidden_update error)."""
+
+
+@pytest.mark.parametrize("path", STORED, ids=[str(p.parent.relative_to(ROOT)) for p in STORED])
+def test_every_stored_run_loads_or_says_which_options_are_gone(path):
+    if path.parent.name in STALE:
+        with pytest.raises(UserInputError, match="no longer (an option|options).*commit 0587f02"):
+            _spec("--config", path)
+        return
+    spec = _spec("--config", path)
+    record = json.loads(path.read_text())["spec"]
+    assert spec.to_dict() == {**record, "version": spec.to_dict()["version"],
+                              "model": spec.to_dict()["model"],
+                              "search": spec.to_dict()["search"]}  # fmt: skip
+    for section in ("model", "search"):
+        kept = {k: v for k, v in record[section].items() if k not in REMOVED.get(section, {})}
+        assert spec.to_dict()[section] == kept
+
+
+def test_the_state_action_preset_is_the_setting_of_the_final_blocks():
+    for name in ("final-2929", "final-3939-100x10", "civ-guide-full-games-state-action-fresh-8383"):
+        model = json.loads((ROOT / "results/manual-ablation" / name / "run.json").read_text())
+        kept = {k: v for k, v in model["spec"]["model"].items() if k not in REMOVED["model"]}
+        assert kept == ModelConfig.preset("state-action").to_dict(), name
+
+
+BAD = [
+    ("missing.toml", None, "missing.toml: no such file or directory"),
+    ("folder", None, "folder: is a directory"),
+    ("a.toml", "seed = [", "a.toml: not valid TOML"),
+    ("a.json", '{"seed": ', "a.json: not valid JSON (line 2"),
+    ("a.toml", "seeds = 1", "unknown key 'seeds'"),
+    ("a.toml", 'seed = "1"', "seed = \"1\": must be an integer"),
+    ("a.toml", "seed = -1", "seed = -1: must be between 0 and 4294967295"),
+    ("a.toml", "steps = 2.5", "steps = 2.5: must be an integer"),
+    ("a.toml", 'log_states = "yes"', "log_states = \"yes\": must be true or false"),
+    ("a.toml", 'model_preset = "x"', "model_preset = \"x\": choose from"),
+    ("a.toml", "rollouts = 5", "rollouts belongs in [search]"),
+    ("a.toml", "[model]\nalpha = 5", "[model] alpha = 5: must be"),
+    ("a.toml", "[model]\nalpha = nan", "[model] alpha = NaN: must be a finite number"),
+    ("a.toml", '[model]\nhidden_update = "relase"',
+     "[model] hidden_update = \"relase\": choose from release, consistent, expected"),
+    ("a.toml", "[model]\npassess = 3", "[model] unknown key 'passess'"),
+    ("a.toml", "[model]\ncenter = 1", "[model] center = 1: must be true or false"),
+    ("a.toml", '[model]\nkind = "linear"', "[model] kind = \"linear\": set by --method"),
+    ("a.toml", "[search]\nrollouts = true", "[search] rollouts = true: must be an integer"),
+    ("a.toml", '[search.reward_weights]\nscore = "x"', "reward_weights"),
+    ("a.toml", "model = 1", "model must be a section"),
+    ("a.toml", "[corpus]\npool_size = 0", "[corpus] pool_size = 0: must be at least 1"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("name,text,message", BAD, ids=[b[2][:40] for b in BAD])
+def test_a_bad_file_is_one_line_naming_the_file_and_the_key(name, text, message, tmp_path,
+                                                            monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    if text is not None:
+        _write(tmp_path / name, text + "\n")
+    assert main(["play", "--config", name, "--map", "tiny", "--steps", "1"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1 and err.startswith(f"error: {name}"), err
+    assert message in err, err
+
+
+def test_a_stale_run_is_refused_naming_its_removed_options(capsys):
+    path = ROOT / "results/manual-ablation/civ-guide/run.json"
+    assert main(["ablation", "run", "--config", str(path), "--out", "/nonexistent/x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and str(path) in err
+    assert ('[model] hidden_update = "error", prior_match = 0.5, prior_overlap = 1.0, '
+            'rank_sentences = "state" are no longer options (removed after commit 0587f02, '
+            'which reproduces this run)') in err
+
+
+def test_a_run_json_is_an_ablations_file_only(capsys):
+    assert main(["play", "--config", str(FINAL)]) == 2
+    assert "unknown key" in capsys.readouterr().err

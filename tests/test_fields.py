@@ -1,0 +1,143 @@
+"""The configs check themselves: a library caller gets the command line's checks, one
+`UserInputError` line naming the field, for every Literal, range, NaN and bool-for-int."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+
+import pytest
+
+from nlmcs.errors import UserInputError
+from nlmcs.fields import Range, field_specs
+from nlmcs.model.config import ModelConfig
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.methods import CorpusOptions
+
+CONFIGS = (ModelConfig, SearchConfig, CorpusOptions)
+SPECS = [(cls, spec) for cls in CONFIGS for spec in field_specs(cls)]
+
+
+def _ids(pairs):
+    return [f"{cls.__name__}.{spec.name}" for cls, spec in pairs]
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda: ModelConfig(hidden_update="relase"),
+     "model option hidden_update='relase': choose from release, consistent, expected"),
+    (lambda: ModelConfig(persist="hiden"), "model option persist='hiden': choose from none, "
+                                           "hidden"),
+    (lambda: SearchConfig(real_move="meanq"),
+     "search option real_move='meanq': choose from best-rollout, mean-q"),
+    (lambda: CorpusOptions(prior="nb"),
+     "corpus option prior='nb': choose from similarity, naive-bayes"),
+    (lambda: ModelConfig(table_bits=40), "model option table_bits=40: must be between 8 and 26"),
+    (lambda: ModelConfig(alpha=float("nan")),
+     "model option alpha=nan: must be a finite number between 0 and 1"),
+    (lambda: SearchConfig(rollouts=True), "search option rollouts=True: must be an integer"),
+    (lambda: SearchConfig(epsilon_low=0.5, epsilon_high=0.4), "epsilon_low=0.5 and "
+                                                              "epsilon_high=0.4"),
+])  # fmt: skip
+def test_a_library_caller_gets_one_line_naming_the_field(make, message):
+    with pytest.raises(UserInputError) as err:
+        make()
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+CHOICES = [(c, s) for c, s in SPECS if s.choices is not None]
+
+
+@pytest.mark.parametrize("cls,spec", CHOICES, ids=_ids(CHOICES))
+def test_every_literal_field_takes_its_choices_only(cls, spec):
+    for choice in spec.choices:
+        assert getattr(cls(**{spec.name: choice}), spec.name) == choice
+    for bad in (spec.choices[0].upper(), spec.choices[0] + " ", None, 1):
+        with pytest.raises(UserInputError, match=f"{spec.name}=.*choose from"):
+            cls(**{spec.name: bad})
+
+
+RANGED = [(c, s) for c, s in SPECS if s.range is not None]
+
+
+def _with(cls, name, value):
+    """cls with `name` = value (the other epsilon as well, so the pair stays ordered)."""
+    pair = {"epsilon_low": "epsilon_high", "epsilon_high": "epsilon_low"}
+    return cls(**{name: value, **({pair[name]: value} if name in pair else {})})
+
+
+@pytest.mark.parametrize("cls,spec", RANGED, ids=_ids(RANGED))
+def test_every_number_is_checked_against_its_range_bounds_included(cls, spec):
+    r = spec.range
+    step = 1 if spec.kind is int else 1e-9
+    if r.low is not None:
+        assert getattr(_with(cls, spec.name, spec.kind(r.low)), spec.name) == r.low
+        with pytest.raises(UserInputError, match=f"{spec.name}=.*must be"):
+            cls(**{spec.name: spec.kind(r.low) - step})
+    if r.high is not None:
+        assert getattr(_with(cls, spec.name, spec.kind(r.high)), spec.name) == r.high
+        with pytest.raises(UserInputError, match=f"{spec.name}=.*must be"):
+            cls(**{spec.name: spec.kind(r.high) + step})
+    if r.above is not None:
+        with pytest.raises(UserInputError, match=f"{spec.name}=.*greater than"):
+            cls(**{spec.name: r.above})
+
+
+NUMBERS = [(c, s) for c, s in SPECS if s.kind in (int, float)]
+
+
+@pytest.mark.parametrize("cls,spec", NUMBERS, ids=_ids(NUMBERS))
+def test_numbers_are_finite_and_ints_are_not_bools_or_floats(cls, spec):
+    bad = [True, "5", [1]]
+    bad += [2.0] if spec.kind is int else [math.nan, math.inf, -math.inf]
+    for value in bad:
+        with pytest.raises(UserInputError, match=f"{spec.name}="):
+            cls(**{spec.name: value})
+
+
+def test_every_range_and_choice_of_the_command_line_is_declared_at_a_field():
+    declared = {(c.__name__, s.name): s.range for c, s in RANGED}
+    assert declared[("ModelConfig", "table_bits")] == Range(8, 26)
+    for name in ("alpha", "l2", "hidden_alpha", "hidden_l2"):
+        assert declared[("ModelConfig", name)] == Range(0.0, 1.0)
+    for name in ("rollouts", "depth", "workers", "batch"):
+        assert declared[("SearchConfig", name)] == Range(1)
+    assert declared[("SearchConfig", "learn_steps")] == Range(0)
+    assert declared[("SearchConfig", "prior_floor")] == Range(0.0, 1.0)
+    # every number field declares its range
+    unranged = {(c.__name__, s.name) for c, s in NUMBERS if s.range is None}
+    assert unranged == set()
+
+
+def test_bools_are_bools_and_mappings_hold_numbers():
+    with pytest.raises(UserInputError, match="center=1: must be true or false"):
+        ModelConfig(center=1)
+    with pytest.raises(UserInputError, match="reward_weights=.*finite numbers"):
+        SearchConfig(reward_weights={"score": "high"})
+    with pytest.raises(UserInputError, match="type_weights=.*finite numbers"):
+        SearchConfig(type_weights={"build": math.nan})
+    with pytest.raises(UserInputError, match="corpus=3: must be a string"):
+        CorpusOptions(corpus=3)
+
+
+def test_numbers_are_stored_so_that_equal_configs_serialise_alike():
+    # A TOML `hidden_l2 = 0` and the flag `--hidden-l2 0` must give one run identity.
+    a, b = ModelConfig(hidden_l2=0), ModelConfig(hidden_l2=0.0)
+    assert type(a.hidden_l2) is float
+    assert json.dumps(a.to_dict()) == json.dumps(b.to_dict())
+    weights = SearchConfig(reward_weights={"score": 1}).to_dict()["reward_weights"]
+    assert weights == {"score": 1.0} and type(weights["score"]) is float
+
+
+def test_replace_checks_too_and_keeps_working():
+    base = SearchConfig()
+    assert dataclasses.replace(base, rollouts=7).rollouts == 7
+    with pytest.raises(UserInputError, match="rollouts=0"):
+        dataclasses.replace(base, rollouts=0)
+    assert ModelConfig.release(center=True).center
+
+
+def test_every_field_has_a_docstring_and_the_command_sets_only_three():
+    assert [f"{c.__name__}.{s.name}" for c, s in SPECS if not s.doc] == []
+    assert {s.name for _, s in SPECS if s.set_by} == {"kind", "opponent", "log_decisions"}
+    assert len(SPECS) == 48  # 19 model, 22 search, 7 corpus
