@@ -55,7 +55,8 @@ class ModelConfig:
     center: bool = False
     """Train the output layer on R - b, b the mean reward of the step's earlier roll-outs, so a
     feature's weight estimates an advantage and rarely visited actions are not ranked below
-    often visited ones only because their weights have not grown yet."""
+    often visited ones only because their weights have not grown yet. The step's first
+    roll-out has no earlier one to centre on and learns a target of 0."""
     normalize: bool = False
     """Divide each word's relevance and output features by its sentence's kept-word count, so a
     long sentence (or one repeating a label word) does not outweigh a short one by size."""
@@ -77,8 +78,8 @@ class ModelConfig:
 
     backend: Literal["numba", "numpy"] = "numba"
     """numba: compiled scoring of the text kinds and compiled update sweeps
-    (`nlmcs.model.kernels`); numpy: the reference code they are checked against. Both give the
-    same values (within 1e-9) and the same games."""
+    (`nlmcs.model.kernels`); numpy: the plain reference they are checked against
+    (`nlmcs.model.reference`). Both give the same values (within 1e-9) and the same games."""
 
     def __post_init__(self) -> None:
         check_fields(self, "model option")
