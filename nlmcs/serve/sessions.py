@@ -6,6 +6,9 @@ chosen from the state at the start of the turn, and players act in turn-rotating
 some turns the opponent has moved before the human sees the board and on others it moves when
 the human ends the turn. Each of the human's agents acts at most once a turn, and only with an
 action the engine lists as legal now; anything else is a `RequestError` that changes nothing.
+Requests drive the turns here, so the game loop of `nlmcs.games.runner` is not used whole, but
+every decision goes through its decision step (`apply_decision`) and the corpus recorder hears
+the loop's events.
 
 Every decision, the human's included (seat kind "human"), goes through the corpus recorder
 (`nlmcs.games.record.CorpusRecorder`, the nlmcs-corpus/1 format) into
@@ -30,7 +33,7 @@ from nlmcs.games import game_entry, make_game
 from nlmcs.games.base import Action, Game
 from nlmcs.games.civ.legal import parse_agent
 from nlmcs.games.record import CorpusRecorder
-from nlmcs.games.runner import GameResult, policy_meta
+from nlmcs.games.runner import GameResult, apply_decision, policy_meta
 from nlmcs.serve.config import GAME, MAP_PRESETS, ServeConfig
 from nlmcs.serve.logs import LOG_PREFIX, RequestError, log_finished, read_progress
 from nlmcs.serve.opponents import close_opponent, make_opponent
@@ -160,10 +163,7 @@ class GameSession:
         """Apply one decision and record it with the player's state vectors around it."""
         s = self.state
         before_info = unit_before(s, agent)
-        before = s.state_vector(player)
-        applied = s.apply_action(agent, action, self.rng)
-        after = s.state_vector(player)
-        self.recorder.on_decision(before, s, s.turn, player, agent, action, applied, after)
+        applied = apply_decision(s, s.turn, player, agent, action, self.rng, [self.recorder])
         return describe_move(s, player, agent, action, applied, before_info)
 
     def _play_opponent(self, player: int) -> None:
