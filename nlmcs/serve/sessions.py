@@ -177,7 +177,8 @@ class GameSession:
     def _finish(self) -> None:
         s = self.state
         result = GameResult(winner=s.winner(), turns=s.turn, seed=self.seed,
-                            scores=[float(s.score(p)) for p in range(s.num_players)])
+                            scores=[float(s.score(p)) for p in range(s.num_players)],
+                            finished=True)
         self.recorder.on_end(s, result)
         self.finished = True
         self.close()
