@@ -28,6 +28,7 @@ import numpy as np
 
 from nlmcs.errors import UserInputError
 from nlmcs.files import MAX_LINE_BYTES, bounded_lines
+from nlmcs.games.registry import action_kinds
 
 log = logging.getLogger(__name__)
 
@@ -155,16 +156,6 @@ def _vector(record: dict, key: str, width: int, path: Path, line: int) -> np.nda
         bad = float(array[~np.isfinite(single)][0])
         raise _fail(path, line, f"{key} holds {bad!r}, too large for a float32 vector")
     return single
-
-
-def _civ_kinds() -> tuple[str, ...]:
-    from nlmcs.games.civ.legal import ACTION_KINDS
-
-    return tuple(ACTION_KINDS)
-
-
-ACTION_KINDS = {"civ": _civ_kinds}
-"""Games whose action kinds the reader knows, and where to get them (loaded on first use)."""
 
 
 def _check_header(rec: dict, path: Path, line: int, expect_game: str | None,
@@ -348,9 +339,8 @@ def read_games(
                 dropped_id = rec.get("game_id")
                 _check_header(rec, path, number, expect_game, expect_ruleset)
                 dropped_id = None
-                kinds = ACTION_KINDS.get(rec["game"])
                 current = GameRecord(path=path, line=number, header=rec,
-                                     action_kinds=kinds() if kinds is not None else None)
+                                     action_kinds=action_kinds(rec["game"]))
                 width = len(rec["state_features"])
                 continue
             if current is None:

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from nlmcs.errors import UserInputError
+from nlmcs.secfile import SectionFileError
 
 
 class ManualError(UserInputError):
     """A manual source or stored artifact that cannot be used; the message names the file."""
 
 
-class FreecivSyntaxError(ManualError):
-    """A FreeCiv section file that does not parse; the message names the file and the line."""
-
-    def __init__(self, path: object, line: int, problem: str) -> None:
-        super().__init__(f"{path}: line {line}: {problem}")
-        self.path = path
-        self.line = line
-        self.problem = problem
+class FreecivSyntaxError(ManualError, SectionFileError):
+    """A FreeCiv section file of a manual that does not parse; the message names the file and
+    the line ("FILE: line N: problem")."""

@@ -32,6 +32,7 @@ from nlmcs.commands.options import (
 )
 from nlmcs.errors import UserInputError
 from nlmcs.experiments.ablation.spec import DEFAULT_METHODS, PRESETS, AblationSpec, get_preset
+from nlmcs.games import game_entry
 
 RUN_EXAMPLE = ("nlmcs ablation run --methods text,random-text,nonlinear,linear,uct --manual "
                "civ-guide --games 200 --steps 100 --rollouts 500 --depth 20 --opponent builtin "
@@ -126,9 +127,7 @@ def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
         steps = int(max_turns)
     else:
         steps = args.steps if args.steps is not None else preset.steps
-    options = {"preset": ns.map} if args.game == "civ" else {}
-    if ns.max_turns is not None:
-        options["max_turns"] = ns.max_turns
+    options = game_entry(args.game).options(map_preset=ns.map, max_turns=ns.max_turns)
     spec = AblationSpec(
         methods=methods, rollouts=rollouts,
         games=args.games if args.games is not None else preset.games, seed=args.seed,

@@ -236,7 +236,7 @@ def _query(args) -> int:
     from corpus.similarity import SimilarityConfig
     from corpus.store import load_corpus
     from nlmcs.files import check_input
-    from nlmcs.games import make_game
+    from nlmcs.games import game_entry
 
     check_input(args.state, what="state file", max_bytes=STATE_MAX_BYTES)
     corpus = load_corpus(find_corpus_dir(args.name))
@@ -247,7 +247,7 @@ def _query(args) -> int:
     if not isinstance(data, dict):
         raise UserInputError(f"{args.state}: not a JSON state (expected an object)")
     first = json.loads(corpus.games["config"].iloc[0] or "{}")
-    game = make_game(corpus.meta["game"], **_config_kwargs(first))
+    game = game_entry(corpus.meta["game"]).rebuild(first)
     state = game.state_from_json(data)
     config = SimilarityConfig(pool_size=args.pool, utility=args.utility,
                               type_weight=args.type_weight)
@@ -268,18 +268,6 @@ def _query(args) -> int:
                   f"{t['player']} ({t['player_kind']}) {t['agent']} {t['action']} "
                   f"result {t['result']:g}")
     return 0
-
-
-def _config_kwargs(config: dict) -> dict:
-    """The recorded CivConfig as keyword arguments for make_game."""
-    return {"config": _civ_config(config)} if config else {}
-
-
-def _civ_config(config: dict):
-    from nlmcs.games.civ import CivConfig
-
-    known = set(CivConfig.__dataclass_fields__)
-    return CivConfig(**{k: v for k, v in config.items() if k in known})
 
 
 def _bench(args) -> int:

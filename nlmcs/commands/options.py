@@ -102,33 +102,38 @@ def csv_names(text: str) -> list[str]:
 
 # --- games --------------------------------------------------------------------------------------
 def add_game_options(p) -> None:
-    p.add_argument("--game", default="civ", help="game name")
-    p.add_argument("--map", default="default", help="map preset: default (40x25), small, tiny")
+    from nlmcs.games import game_entries
+
+    entries = game_entries()
+    games = "; ".join(f"{e.name}: {e.summary}" for e in entries)
+    maps = "; ".join(f"{e.name}: {e.map_help}" for e in entries if e.maps)
+    p.add_argument("--game", default="civ", choices=[e.name for e in entries], metavar="GAME",
+                   help=f"game ({games})")
+    p.add_argument("--map", default="default", help=f"map preset ({maps})")
     p.add_argument("--max-turns", type=COUNT, default=None,
                    help="game turn limit (default: game's)")
 
 
 def make_game(args):
+    from nlmcs.games import game_entry
     from nlmcs.games import make_game as by_name
 
-    kwargs = {"preset": args.map} if args.game == "civ" else {}
-    if args.max_turns is not None:
-        kwargs["max_turns"] = args.max_turns
-    return by_name(args.game, **kwargs)
+    options = game_entry(args.game).options(map_preset=args.map, max_turns=args.max_turns)
+    return by_name(args.game, **options)
 
 
 def simulated_game(args):
     """`make_game` for the commands that play the game in this process (`play`, `bench
     search`, `bench step`, `relevance accuracy`): a FreeCiv match runs on a server and is
     played by `nlmcs freeciv play` and `nlmcs ablation run --game freeciv`."""
-    from nlmcs.games.base import Game
+    from nlmcs.games import game_entry, simulated_games
 
-    game = make_game(args)
-    if not isinstance(game, Game):
-        raise UserInputError(f"--game {args.game}: this command plays a simulated game (civ); "
-                             f"a {args.game} game is played on a server with `nlmcs freeciv "
-                             f"play` or `nlmcs ablation run --game {args.game}`")
-    return game
+    if not game_entry(args.game).simulated:
+        here = ", ".join(e.name for e in simulated_games())
+        raise UserInputError(f"--game {args.game}: this command plays a simulated game "
+                             f"({here}); a {args.game} game is played on a server with `nlmcs "
+                             f"freeciv play` or `nlmcs ablation run --game {args.game}`")
+    return make_game(args)
 
 
 # --- search, model and corpus options, generated from the config fields -------------------------

@@ -9,6 +9,8 @@ import socket
 
 from nlmcs.commands.options import COUNT, add_command, int_option
 from nlmcs.errors import UserInputError
+from nlmcs.games import game_entry
+from nlmcs.serve.config import GAME
 
 PORT = int_option(low=1, high=65535)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -28,8 +30,9 @@ def register(sub) -> None:
     p.add_argument("--corpus", default="human-play",
                    help="corpus recording the games: logs go to its logs/ folder; finished "
                         "games are ingested on request and at shutdown (default human-play)")
-    p.add_argument("--map", default="small", choices=("default", "small", "tiny"),
-                   help="map of a new game: default 40x25, small 16x12 (default), tiny 10x8")
+    served = game_entry(GAME)
+    p.add_argument("--map", default="small", choices=served.maps,
+                   help=f"map of a new game: {served.map_help} (default small)")
     p.add_argument("--max-turns", type=COUNT, help="turn limit (default: the game's, 100)")
     p.add_argument("--opponent-rollouts", type=COUNT, default=20,
                    help="roll-outs per turn of a search opponent (default 20)")

@@ -1,7 +1,10 @@
 """One game of a planner (player 0) against a scripted opponent, with an optional decision log.
 
 Library side of `nlmcs play`. `make_player` builds the planner first (so a bad method, manual or
-corpus is reported before anything runs), `play` plays the game.
+corpus is reported before anything runs), `play` plays the game through the game runner's loop
+(`nlmcs.games.runner.play_game`) with the planner seated as player 0; the step statistics, the
+progress callback and the decision log are hooks of that loop (`PlannerSteps`,
+`DecisionLogWriter`).
 """
 
 from __future__ import annotations
@@ -10,17 +13,18 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TextIO
 
 import numpy as np
 
 from nlmcs.experiments.relevance.log import END, GAME, LOG_FORMAT, STATE
 from nlmcs.files import AtomicFile
-from nlmcs.games.base import Game
-from nlmcs.games.base import step as play_step
+from nlmcs.games.base import Game, Policy, State
+from nlmcs.games.runner import GameHook, GameResult, play_game
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.methods import CorpusOptions, make_planner
-from nlmcs.search.planner import Planner
+from nlmcs.search.planner import Planner, PlannerPolicy
 
 
 @dataclass
@@ -72,45 +76,99 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
     manual and configurations), each step's state before its decisions, the final state and
     the result (`nlmcs.experiments.relevance.log` describes them).
     """
-    opponents = {p: game.policy(opponent) for p in range(1, game.num_players)}
-    state = game.new_initial_state(seed)
+    policies: dict[int, Policy] = {0: PlannerPolicy(planner, method)}
+    policies.update({p: game.policy(opponent) for p in range(1, game.num_players)})
+    # The game's chance draws from a stream of its own, apart from the map's (seeded `seed`).
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
-    result = PlayResult(method, seed, 0, None, False, [])
-    out = log = None
-    snapshots = log_path is not None and log_states
+    steps_hook = PlannerSteps(planner, method=method, seed=seed, on_step=on_step)
+    hooks: list[GameHook] = [steps_hook]
+    out = None
     try:
         if log_path is not None:
             out = AtomicFile(log_path)
-            log = out.file
-        if snapshots:
-            log.write(_line(_game_record(game, method=method, opponent=opponent, seed=seed,
-                                         steps=steps, extra=log_header)))
-        for t in range(steps):
-            if state.is_terminal():
-                break
-            if snapshots:
-                log.write(_line(_state_record(state, t)))
-            move = planner.choose(state, 0, rng)
-            stats = dict(planner.last_stats)
-            result.seconds_per_step.append(stats.get("seconds", 0.0))
-            if log is not None:
-                for rec in planner.last_log:
-                    log.write(_line(rec))
-            play_step(state, 0, move, opponents, rng)
-            result.steps = t + 1
-            if on_step is not None:
-                on_step(t, {**stats, "scores": [state.score(p) for p in range(state.num_players)]})
-        result.finished = state.is_terminal()
-        result.winner = state.winner()
-        result.scores = [float(state.score(p)) for p in range(state.num_players)]
-        if snapshots:
-            log.write(_line({**_state_record(state, result.steps), "final": True}))
-            log.write(_line({"record": END, **result.summary()}))
+            header = None
+            if log_states:
+                header = _game_record(game, method=method, opponent=opponent, seed=seed,
+                                      steps=steps, extra=log_header)
+            hooks.append(DecisionLogWriter(out.file, planner, header=header,
+                                           summary=steps_hook.result))
+        game_result = play_game(game, policies, seed=seed, max_turns=steps, hooks=hooks,
+                                rng=rng)
     finally:
         planner.close()
         if out is not None:
             out.commit()  # the steps played so far are kept, whatever ended the game
-    return result
+    return steps_hook.result(game_result)
+
+
+class PlannerSteps(GameHook):
+    """The planner's side of each real step (it sits at player 0): its statistics right after
+    it chose, and `on_step(t, stats and scores)` once the step is played."""
+
+    def __init__(self, planner: Planner, *, method: str, seed: int,
+                 on_step: Callable[[int, dict], None] | None = None):
+        self.planner = planner
+        self.method = method
+        self.seed = seed
+        self.on_step = on_step
+        self.stats: dict = {}
+        self.seconds: list[float] = []
+        self.played = 0
+
+    def on_choice(self, state: State, player: int, actions) -> None:
+        if player == 0:
+            self.stats = dict(self.planner.last_stats)
+            self.seconds.append(self.stats.get("seconds", 0.0))
+
+    def on_turn_end(self, state: State) -> None:
+        t = self.played
+        self.played += 1
+        if self.on_step is not None:
+            scores = [state.score(p) for p in range(state.num_players)]
+            self.on_step(t, {**self.stats, "scores": scores})
+
+    def result(self, game_result: GameResult) -> PlayResult:
+        r = game_result
+        return PlayResult(self.method, self.seed, r.played, r.winner, r.finished, r.scores,
+                          list(self.seconds))
+
+
+class DecisionLogWriter(GameHook):
+    """Writes the decision log: the planner's decision records after each of its choices;
+    with a `header` (the game record), also that record first, each step's state before its
+    decisions, the final state and the end record (`summary(result)`'s `PlayResult`)."""
+
+    def __init__(self, file: TextIO, planner: Planner, *, header: Mapping | None,
+                 summary: Callable[[GameResult], PlayResult]):
+        self.file = file
+        self.planner = planner
+        self.header = header
+        self.summary = summary
+        self.step = 0
+
+    def write(self, record: Mapping) -> None:
+        self.file.write(_line(record))
+
+    def on_start(self, game: Game, state: State, seed: int, players_meta: list[dict]) -> None:
+        if self.header is not None:
+            self.write(self.header)
+
+    def on_turn(self, state: State) -> None:
+        if self.header is not None:
+            self.write(_state_record(state, self.step))
+
+    def on_choice(self, state: State, player: int, actions) -> None:
+        if player == 0:
+            for rec in self.planner.last_log:
+                self.write(rec)
+
+    def on_turn_end(self, state: State) -> None:
+        self.step += 1
+
+    def on_end(self, state: State, result: GameResult) -> None:
+        if self.header is not None:
+            self.write({**_state_record(state, result.played), "final": True})
+            self.write({"record": END, **self.summary(result).summary()})
 
 
 def _line(record: Mapping) -> str:

@@ -19,6 +19,7 @@ import numpy as np
 
 from nlmcs.files import write_atomic
 from nlmcs.games.base import Action, AgentId, Game, State
+from nlmcs.games.runner import GameHook, GameResult
 
 FORMAT = "nlmcs-corpus/1"
 
@@ -34,7 +35,7 @@ def _turn_labels(state: State) -> dict[AgentId, list[str]]:
             for p in range(state.num_players) for a in state.agents(p)}
 
 
-class CorpusRecorder:
+class CorpusRecorder(GameHook):
     """Record games played by `nlmcs.games.runner.play_game` into `path` (appending)."""
 
     def __init__(self, path: str | Path, *, record_states: bool = True):
@@ -89,7 +90,7 @@ class CorpusRecorder:
             "state_vector": _vec(state_before_vec), "after_vector": _vec(after_vec),
         })
 
-    def on_end(self, state: State, result) -> None:
+    def on_end(self, state: State, result: GameResult) -> None:
         self._emit({
             "type": "result", "game_id": self.game_id, "turns": int(result.turns),
             "winner": result.winner, "scores": [float(x) for x in result.scores],

@@ -1,16 +1,19 @@
-"""Play one game between policies, with hooks that watch every decision.
+"""The one game loop: play a game between policies, with hooks that watch it.
 
-The runner applies actions one agent at a time in exactly the order `State.apply_joint_actions`
-uses (players in turn-rotating order, agents in the order the policy returned them), so a hook sees
-the state vector before and after each decision; this is what the corpus recorder stores.
-Side jobs (recording, statistics) live in hook objects, never in the engine.
+Every caller that plays whole turns (corpus recording, `nlmcs play`, `nlmcs game play|series`,
+benchmark positions) goes through `play_game`; the browser server, whose turns are driven by
+requests, shares its decision step (`apply_decision`). The loop asks the players for their joint
+actions in seat order, then applies them one agent at a time in exactly the order
+`State.apply_joint_actions` uses (players in turn-rotating order, agents in the order the policy
+returned them), so a hook sees the state vector before and after each decision; this is what the
+corpus recorder stores. Side jobs (recording, decision logs, progress) live in hook objects,
+never in the engine or the loop.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
@@ -24,18 +27,55 @@ class GameResult:
     scores: list[float]
     seed: int
     stats: list[dict[str, float]] = field(default_factory=list)
+    played: int = 0
+    """Turns played by this call (`turns` counts from the game's start)."""
+    finished: bool = False
+    """The game is over (a winner, or the turn limit); False when `max_turns` stopped it."""
 
 
-class GameHook(Protocol):
-    def on_start(self, game: Game, state: State, seed: int, players_meta: list[dict]) -> None: ...
+class GameHook:
+    """A side job of the game loop. Every event is a no-op here: a hook overrides the ones it
+    watches. Only hooks that override `on_decision` cost the loop the state vectors around each
+    action."""
 
-    def on_turn(self, state: State) -> None: ...
+    def on_start(self, game: Game, state: State, seed: int, players_meta: list[dict]) -> None:
+        """Before the first turn; `players_meta` as `policy_meta` names the players."""
+
+    def on_turn(self, state: State) -> None:
+        """At the start of a turn, before any player chooses."""
+
+    def on_choice(self, state: State, player: int, actions: Mapping[AgentId, Action]) -> None:
+        """Right after `player` chose its joint action (players choose in seat order, all
+        from the same state at the start of the turn)."""
 
     def on_decision(self, state_before_vec: np.ndarray, state: State, turn: int, player: int,
                     agent: AgentId, action: Action, applied: bool,
-                    after_vec: np.ndarray) -> None: ...
+                    after_vec: np.ndarray) -> None:
+        """After one agent's action, with `player`'s state vectors before and after it."""
 
-    def on_end(self, state: State, result: GameResult) -> None: ...
+    def on_turn_end(self, state: State) -> None:
+        """After the turn closed (`State.end_turn`)."""
+
+    def on_end(self, state: State, result: GameResult) -> None:
+        """After the last turn (not when the game is interrupted)."""
+
+
+def watches_decisions(hook: GameHook) -> bool:
+    return type(hook).on_decision is not GameHook.on_decision
+
+
+def apply_decision(state: State, turn: int, player: int, agent: AgentId, action: Action,
+                   rng: np.random.Generator, watchers: Sequence[GameHook] = ()) -> bool:
+    """Apply one agent's action, telling `watchers` (hooks that watch decisions) with the
+    player's state vectors around it; returns whether it applied."""
+    if not watchers:
+        return state.apply_action(agent, action, rng)
+    before = state.state_vector(player)
+    applied = state.apply_action(agent, action, rng)
+    after = state.state_vector(player)
+    for h in watchers:
+        h.on_decision(before, state, turn, player, agent, action, applied, after)
+    return applied
 
 
 def policy_meta(player: int, policy: Policy) -> dict:
@@ -53,12 +93,14 @@ def play_game(
     max_turns: int | None = None,
     hooks: Sequence[GameHook] = (),
     state: State | None = None,
+    rng: np.random.Generator | None = None,
 ) -> GameResult:
     """Play from the seeded start (or `state`) until the game ends or `max_turns` more turns.
 
-    All chance draws from one generator seeded with `seed`, so a game replays exactly.
+    All chance, the players' included, draws from one generator (`rng`, by default one seeded
+    with `seed`), so a game replays exactly.
     """
-    rng = np.random.default_rng(seed)
+    rng = rng if rng is not None else np.random.default_rng(seed)
     state = state if state is not None else game.new_initial_state(seed)
     n = state.num_players
     missing = [p for p in range(n) if p not in policies]
@@ -67,31 +109,33 @@ def play_game(
     meta = [policy_meta(p, policies[p]) for p in range(n)]
     for h in hooks:
         h.on_start(game, state, seed, meta)
-    start = state.turn
-    watch = bool(hooks)
-    while not state.is_terminal() and (max_turns is None or state.turn - start < max_turns):
+    watchers = [h for h in hooks if watches_decisions(h)]
+    played = 0
+    while not state.is_terminal() and (max_turns is None or played < max_turns):
         for h in hooks:
             h.on_turn(state)
-        joint = {p: policies[p].joint_action(state, p, rng) for p in range(n)}
+        joint = {}
+        for p in range(n):
+            joint[p] = policies[p].joint_action(state, p, rng)
+            for h in hooks:
+                h.on_choice(state, p, joint[p])
         turn = state.turn
         for player in state.player_order():
             for agent, action in joint[player].items():
-                if not watch:
-                    state.apply_action(agent, action, rng)
-                    continue
-                before = state.state_vector(player)
-                applied = state.apply_action(agent, action, rng)
-                after = state.state_vector(player)
-                for h in hooks:
-                    h.on_decision(before, state, turn, player, agent, action, applied, after)
+                apply_decision(state, turn, player, agent, action, rng, watchers)
         state.end_turn(rng)
-    winner = state.winner() if state.is_terminal() else None
+        played += 1
+        for h in hooks:
+            h.on_turn_end(state)
+    finished = state.is_terminal()
     result = GameResult(
-        winner=winner,
+        winner=state.winner() if finished else None,
         turns=state.turn,
         scores=[float(state.score(p)) for p in range(n)],
         seed=seed,
         stats=[state.stats(p) for p in range(n)],
+        played=played,
+        finished=finished,
     )
     for h in hooks:
         h.on_end(state, result)

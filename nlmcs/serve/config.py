@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MAP_PRESETS = ("default", "small", "tiny")
-"""`CivConfig.preset` names a new game may ask for."""
+from nlmcs.games import game_entry
+
+GAME = "civ"
+"""The game the browser plays: the client draws this engine's map, units and cities. How to
+make it and which maps it has come from the table of games (`nlmcs.games.registry`)."""
+MAP_PRESETS = game_entry(GAME).maps
+"""Map presets a new game may ask for."""
 
 
 @dataclass(frozen=True)

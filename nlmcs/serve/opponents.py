@@ -19,9 +19,10 @@ def check_opponent(spec: str) -> None:
 
     head = str(spec).split(":", 1)[0]
     if head in SCRIPTED:
-        from nlmcs.games.civ import CivConfig, CivGame
+        from nlmcs.games import make_game
+        from nlmcs.serve.config import GAME
 
-        CivGame(CivConfig.preset("tiny")).policy(spec)  # the engine names a bad level
+        make_game(GAME).policy(spec)  # the engine names a bad level
         return
     if spec in METHODS:
         return

@@ -6,6 +6,9 @@ chosen from the state at the start of the turn, and players act in turn-rotating
 some turns the opponent has moved before the human sees the board and on others it moves when
 the human ends the turn. Each of the human's agents acts at most once a turn, and only with an
 action the engine lists as legal now; anything else is a `RequestError` that changes nothing.
+Requests drive the turns here, so the game loop of `nlmcs.games.runner` is not used whole, but
+every decision goes through its decision step (`apply_decision`) and the corpus recorder hears
+the loop's events.
 
 Every decision, the human's included (seat kind "human"), goes through the corpus recorder
 (`nlmcs.games.record.CorpusRecorder`, the nlmcs-corpus/1 format) into
@@ -26,12 +29,12 @@ from pathlib import Path
 import numpy as np
 
 from nlmcs.errors import UserInputError
-from nlmcs.games.base import Action
-from nlmcs.games.civ import CivConfig, CivGame
+from nlmcs.games import game_entry, make_game
+from nlmcs.games.base import Action, Game
 from nlmcs.games.civ.legal import parse_agent
 from nlmcs.games.record import CorpusRecorder
-from nlmcs.games.runner import GameResult, policy_meta
-from nlmcs.serve.config import MAP_PRESETS, ServeConfig
+from nlmcs.games.runner import GameResult, apply_decision, policy_meta
+from nlmcs.serve.config import GAME, MAP_PRESETS, ServeConfig
 from nlmcs.serve.logs import LOG_PREFIX, RequestError, log_finished, read_progress
 from nlmcs.serve.opponents import close_opponent, make_opponent
 from nlmcs.serve.views import describe_move, unit_before
@@ -45,7 +48,7 @@ ID_RE = re.compile(r"[0-9a-f]{16}")
 class GameSession:
     """One game in play. Callers hold `lock` around every method (one request at a time)."""
 
-    def __init__(self, *, game_id: str, game: CivGame, state, seed: int, opponent,
+    def __init__(self, *, game_id: str, game: Game, state, seed: int, opponent,
                  recorder: CorpusRecorder, human: int, log_path: Path):
         self.id = game_id
         self.game = game
@@ -160,10 +163,7 @@ class GameSession:
         """Apply one decision and record it with the player's state vectors around it."""
         s = self.state
         before_info = unit_before(s, agent)
-        before = s.state_vector(player)
-        applied = s.apply_action(agent, action, self.rng)
-        after = s.state_vector(player)
-        self.recorder.on_decision(before, s, s.turn, player, agent, action, applied, after)
+        applied = apply_decision(s, s.turn, player, agent, action, self.rng, [self.recorder])
         return describe_move(s, player, agent, action, applied, before_info)
 
     def _play_opponent(self, player: int) -> None:
@@ -177,7 +177,8 @@ class GameSession:
     def _finish(self) -> None:
         s = self.state
         result = GameResult(winner=s.winner(), turns=s.turn, seed=self.seed,
-                            scores=[float(s.score(p)) for p in range(s.num_players)])
+                            scores=[float(s.score(p)) for p in range(s.num_players)],
+                            finished=True)
         self.recorder.on_end(s, result)
         self.finished = True
         self.close()
@@ -204,16 +205,11 @@ class SessionTable:
         self.lock = threading.Lock()
         self._games: dict[str, GameSession] = {}
 
-    def _make_game(self, preset: str, config: dict | None = None) -> CivGame:
-        if config is not None:  # a resumed game: exactly the recorded configuration
-            known = set(CivConfig.__dataclass_fields__)
-            return CivGame(CivConfig(**{k: v for k, v in config.items() if k in known}))
-        overrides = {"ruleset": self.config.ruleset}
-        if self.config.max_turns is not None:
-            overrides["max_turns"] = self.config.max_turns
-        return CivGame(CivConfig.preset(preset, **overrides))
+    def _make_game(self, preset: str) -> Game:
+        options = game_entry(GAME).options(map_preset=preset, max_turns=self.config.max_turns)
+        return make_game(GAME, **options, ruleset=self.config.ruleset)
 
-    def _opponent(self, game: CivGame, spec: str, seed: int):
+    def _opponent(self, game: Game, spec: str, seed: int):
         c = self.config
         return make_opponent(game, spec, seed=seed, rollouts=c.opponent_rollouts,
                              depth=c.opponent_depth, manual=c.manual)
@@ -274,7 +270,8 @@ class SessionTable:
         if turn_line is None:
             raise RequestError(404, f"game {game_id} is finished (its log is {path})")
         try:
-            game = self._make_game("", header.get("config") or {})
+            # exactly the recorded configuration
+            game = game_entry(GAME).rebuild(header.get("config") or {})
             state = game.state_from_json(turn_line["state"])
             human = next(p["player"] for p in header["players"] if p.get("kind") == "human")
             other = next(p for p in header["players"] if p.get("kind") != "human")

@@ -19,7 +19,7 @@ import pytest
 from nlmcs.games.base import Action
 from nlmcs.games.civ import CivConfig, CivGame, ai, cities, labels, legal, rules
 from nlmcs.games.civ.tables import CARDINAL, FORTIFIED, FORTIFYING, IDLE, IRRIGATION, MINE, ROAD
-from nlmcs.games.runner import play_game
+from nlmcs.games.runner import GameHook, play_game
 from nlmcs.paths import shipped_dir
 
 CLASSIC = shipped_dir() / "rulesets" / "classic.json"
@@ -369,7 +369,7 @@ def test_recorded_series_replays_exactly():
                                                                int(row["cities1"])]
 
 
-class _ClearCaches:
+class _ClearCaches(GameHook):
     """A hook that empties every memo table at the start of each turn."""
 
     def on_start(self, game, state, seed, meta):

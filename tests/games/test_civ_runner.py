@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from nlmcs.games.runner import play_game
+from nlmcs.games.runner import GameHook, play_game
 
 
-class Spy:
+class Spy(GameHook):
     def __init__(self):
         self.calls = []
 
@@ -56,3 +56,31 @@ def test_unnamed_policies_are_recorded_as_search(small_game):
     play_game(small_game, {0: Planner(), 1: small_game.policy("random")}, seed=0, max_turns=1,
               hooks=[spy])
     assert spy.calls[0] == ("start", 0, ("search", "random"))
+
+
+def test_hooks_hear_each_choice_before_any_action_is_played(small_game, monkeypatch):
+    from nlmcs.games.civ.state import CivState
+
+    class Order(GameHook):
+        def __init__(self):
+            self.events = []
+
+        def on_turn(self, state):
+            self.events.append(("turn", state.turn))
+
+        def on_choice(self, state, player, actions):
+            self.events.append(("choice", player, state.turn))
+
+        def on_turn_end(self, state):
+            self.events.append(("turn end", state.turn))
+
+    vectors = []
+    monkeypatch.setattr(CivState, "state_vector",
+                        lambda self, p: vectors.append(p) or np.zeros(1, np.float32))
+    order = Order()
+    pols = {0: small_game.policy("builtin"), 1: small_game.policy("random")}
+    result = play_game(small_game, pols, seed=2, max_turns=2, hooks=[order])
+    assert order.events == [("turn", 0), ("choice", 0, 0), ("choice", 1, 0), ("turn end", 1),
+                            ("turn", 1), ("choice", 0, 1), ("choice", 1, 1), ("turn end", 2)]
+    assert vectors == []  # no hook watches decisions: the loop computes no state vectors
+    assert (result.played, result.turns, result.finished, result.winner) == (2, 2, False, None)

@@ -1,9 +1,10 @@
-"""State-level properties: determinism, clones, JSON, labels, vectors, and legal really legal."""
+"""Civ state properties: impossible states refused, the shared words, what the vector counts, and
+legal really legal. What every game must do (determinism, clones, JSON and pickling round trips,
+labels, vectors) is checked for every registered game in test_game_conformance.py."""
 
 from __future__ import annotations
 
 import copy
-import json
 
 import numpy as np
 import pytest
@@ -30,39 +31,6 @@ def advance(game, seed: int, turns: int, players=("builtin", "random")):
     pols = {p: game.policy(spec) for p, spec in enumerate(players)}
     play_game(game, pols, seed=seed, max_turns=turns, state=s)
     return s
-
-
-def test_same_seed_same_game(small_game):
-    a = advance(small_game, 5, 30)
-    b = advance(small_game, 5, 30)
-    assert a.to_json() == b.to_json()
-    c = advance(small_game, 6, 30)
-    assert c.to_json() != a.to_json()
-
-
-def test_clones_are_independent(small_game):
-    s = advance(small_game, 3, 20)
-    before = json.dumps(s.to_json())
-    c = s.clone()
-    rng = np.random.default_rng(1)
-    pols = {0: small_game.policy("random"), 1: small_game.policy("random")}
-    for _ in range(10):
-        c.apply_joint_actions({p: pols[p].joint_action(c, p, rng) for p in (0, 1)}, rng)
-    assert json.dumps(s.to_json()) == before
-    assert json.dumps(c.to_json()) != before
-
-
-@pytest.mark.parametrize("turns", [0, 15, 45])
-def test_json_round_trip_is_exact(small_game, turns):
-    s = advance(small_game, 11, turns)
-    data = json.loads(json.dumps(s.to_json()))
-    back = small_game.state_from_json(data)
-    assert back.to_json() == s.to_json()
-    # and the rebuilt state plays on identically
-    for state in (s, back):
-        play_game(small_game, {0: small_game.policy("random"), 1: small_game.policy("random")},
-                  seed=99, max_turns=5, state=state)  # fmt: skip
-    assert back.to_json() == s.to_json()
 
 
 def _corrupt(data, how):
@@ -132,13 +100,11 @@ def test_labels_of_all_candidates_equal_the_labels_of_each(small_game, turns):
     assert {"move", "research", "build_city"} <= kinds
 
 
-def test_state_vector_matches_feature_names(small_game):
+def test_state_vector_names_what_it_counts(small_game):
+    # shape, type and finiteness are checked for every game in test_game_conformance.py
     s = advance(small_game, 8, 25)
     names = small_game.state_feature_names()
-    assert len(names) == len(set(names)) < 100
-    for p in range(2):
-        v = s.state_vector(p)
-        assert v.dtype == np.float32 and v.shape == (len(names),) and np.isfinite(v).all()
+    assert len(names) < 100
     own = dict(zip(names, s.state_vector(0), strict=True))
     assert own["own_cities"] == sum(1 for c in s.cities.values() if c.owner == 0)
     assert own["enemy_cities"] == sum(1 for c in s.cities.values() if c.owner == 1)
@@ -216,15 +182,3 @@ def test_unknown_agents_are_harmless(small_game):
         assert s.legal_actions(agent) == []
         assert not s.apply_action(agent, Action("wait"), np.random.default_rng(0))
         assert s.agent_labels(agent) == () and s.state_labels(agent) == ()
-
-
-def test_game_and_state_survive_pickling_for_worker_processes(small_game):
-    import pickle
-
-    state = small_game.new_initial_state(2)
-    game2 = pickle.loads(pickle.dumps(small_game))
-    state2 = pickle.loads(pickle.dumps(state))
-    assert game2.state_feature_names() == small_game.state_feature_names()
-    for p in range(2):
-        assert np.array_equal(state2.state_vector(p), state.state_vector(p))
-        assert np.array_equal(game2.new_initial_state(2).state_vector(p), state.state_vector(p))

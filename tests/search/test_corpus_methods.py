@@ -12,7 +12,7 @@ from toy_game import ToyGame, make_manual
 from corpus.store import ingest, load_corpus
 from nlmcs.errors import UserInputError
 from nlmcs.games.base import Action, step
-from nlmcs.games.runner import play_game
+from nlmcs.games.runner import GameHook, play_game
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import ConstantEvaluator
@@ -22,7 +22,7 @@ from nlmcs.search.methods import CorpusOptions, make_planner
 from nlmcs.search.uct import UCTPlanner
 
 
-class _LogHook:
+class _LogHook(GameHook):
     """Writes the nlmcs-corpus/1 lines of one toy game (the civ engine has its own recorder)."""
 
     def __init__(self, lines: list[str], game_id: str):

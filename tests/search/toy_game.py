@@ -19,6 +19,8 @@ from nlmcs.model.features import Signature
 
 TERRAINS = ("grassland", "hills", "desert")
 GOOD = {("irrigate", "grassland"), ("mine", "hills")}
+TOY_ACTION_KINDS = ("wait", "research", "irrigate", "mine", "move")
+"""Every action kind an agent of the toy game may choose."""
 
 
 class ToyState(State):
