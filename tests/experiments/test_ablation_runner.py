@@ -70,6 +70,32 @@ def test_every_arm_plays_the_same_seeds(tmp_path):
     assert report.pairs[0].pairs == 3
 
 
+def test_random_text_reads_a_twin_per_game_unless_one_seed_is_fixed(tmp_path):
+    from manual_pipeline.twins import order_path
+
+    spec = tiny_spec(methods=("random-text",), games=2)
+    with ThreadPoolExecutor(2) as ex:
+        run_ablation(spec=spec, out=tmp_path / "own", executor=ex)
+    rows = sorted(rows_of(tmp_path / "own"), key=lambda r: r["game"])
+    read = [(r["config"]["manual"]["name"], r["config"]["manual"]["random"]["seed"])
+            for r in rows]
+    assert read == [(f"civ-guide-random-{r['seed']}", r["seed"]) for r in rows]
+    assert len(set(read)) == 2  # two draws of word salad, not one
+    assert all(order_path("civ-guide", r["seed"]).is_file() for r in rows)  # kept in the store
+    run = json.loads((tmp_path / "own" / "run.json").read_text())
+    assert run["spec"]["twin_seed"] is None and run["identities"][spec.fingerprint()]
+    assert "a twin per game" in (tmp_path / "own" / "summary.md").read_text()
+    fixed = tiny_spec(methods=("random-text",), games=2, twin_seed=4)
+    assert fixed.fingerprint() != spec.fingerprint()
+    with ThreadPoolExecutor(2) as ex:
+        run_ablation(spec=fixed, out=tmp_path / "fixed", executor=ex)
+    names = {r["config"]["manual"]["name"] for r in rows_of(tmp_path / "fixed")}
+    assert names == {"civ-guide-random-4"}
+    assert "one twin (seed 4)" in (tmp_path / "fixed" / "summary.md").read_text()
+    with pytest.raises(UserInputError, match="--twin-seed"):
+        tiny_spec(twin_seed=-1)
+
+
 def test_several_budgets_make_arms_and_a_strength_plot(tmp_path):
     spec = tiny_spec(methods=("uct",), rollouts=(2, 3), games=2)
     with ThreadPoolExecutor(2) as ex:
