@@ -10,6 +10,7 @@ from nlmcs.commands.ablation import build_spec
 TINY = ["--map", "tiny", "--steps", "2", "--rollouts", "2", "--depth", "2", "--no-progress"]
 
 
+@pytest.mark.slow
 def test_run_status_report_and_resume(tmp_path, capsys):
     out = str(tmp_path / "run")
     args = ["ablation", "run", "--methods", "linear,uct", "--games", "2", "--workers", "1",

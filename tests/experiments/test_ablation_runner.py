@@ -70,6 +70,7 @@ def test_every_arm_plays_the_same_seeds(tmp_path):
     assert report.pairs[0].pairs == 3
 
 
+@pytest.mark.slow
 def test_random_text_reads_a_twin_per_game_unless_one_seed_is_fixed(tmp_path):
     from manual_pipeline.twins import order_path
 
