@@ -20,7 +20,7 @@ from nlmcs.experiments.ablation.runner import (
     run_ablation,
     run_jobs,
 )
-from nlmcs.experiments.ablation.spec import AblationSpec, game_seed
+from nlmcs.experiments.ablation.spec import AblationSpec, fingerprint, game_seed
 from nlmcs.experiments.ablation.store import RESULTS_NAME, read_results
 from nlmcs.experiments.pool import local_pool
 from nlmcs.search.config import SearchConfig
@@ -216,7 +216,20 @@ def test_another_configuration_is_refused_unless_mixed(tmp_path):
         prepare_run(spec=tiny_spec(games=2, steps=3), out=out)
     with pytest.raises(UserInputError, match="another configuration"):
         prepare_run(spec=tiny_spec(games=2, search=SearchConfig(depth=3)), out=out)
+    with pytest.raises(UserInputError, match=r"\(twin_seed None -> 4\)"):
+        prepare_run(spec=tiny_spec(games=2, twin_seed=4), out=out)
     assert (out / RESULTS_NAME).read_bytes() == stored
+    # a run stored before the twin was part of a run's identity says what it lacks
+    before = tmp_path / "before"
+    before.mkdir()
+    run = json.loads((out / "run.json").read_text())
+    identity = run["identities"].pop(run["fingerprint"])
+    del identity["twin_seed"]
+    run["fingerprint"] = fingerprint(identity)
+    run["identities"][run["fingerprint"]] = identity
+    (before / "run.json").write_text(json.dumps(run))
+    with pytest.raises(UserInputError, match=r"\(twin_seed \(absent\) -> None\)"):
+        prepare_run(spec=tiny_spec(games=2), out=before)
     # More games, methods or budgets of the same configuration are welcome.
     assert len(prepare_run(spec=tiny_spec(games=3, methods=("linear", "uct", "nonlinear")),
                            out=out).jobs) == 3 + 2  # fmt: skip

@@ -180,9 +180,19 @@ def identity_changes(old: Mapping, new: Mapping, prefix: str = "") -> list[str]:
     """Human-readable differences between two identity dicts ("steps 15 -> 20", ...)."""
     out = []
     for key in sorted(set(old) | set(new)):
-        a, b = old.get(key), new.get(key)
+        a, b = old.get(key, _ABSENT), new.get(key, _ABSENT)
         if isinstance(a, Mapping) and isinstance(b, Mapping):
             out.extend(identity_changes(a, b, f"{prefix}{key}."))
         elif a != b:
             out.append(f"{prefix}{key} {a!r} -> {b!r}")
     return out
+
+
+class _Absent:
+    """A key one identity lacks (a run stored before the key existed)."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_ABSENT = _Absent()
