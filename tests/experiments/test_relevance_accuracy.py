@@ -14,8 +14,10 @@ from relevance_records import records, write
 
 from manual_pipeline.words import stem
 from nlmcs.cli import main
-from nlmcs.experiments.relevance.accuracy import COLUMNS, measure
+from nlmcs.experiments.relevance.accuracy import COLUMNS, measure, offered_sentences
 from nlmcs.experiments.relevance.decoys import combine, decoy_ids, load_decoys, shipped_decoys
+from nlmcs.experiments.relevance.log import read_log
+from nlmcs.model.config import ModelConfig
 from nlmcs.model.manuals import load_index, random_twin, resolve_manual
 
 
@@ -157,6 +159,17 @@ def test_accuracy_command_measures_text_and_its_twin_on_a_tiny_budget(tmp_path, 
     # the games' logs are ordinary decision logs of the mixed manual
     game = out / "text" / "games" / "game-5.jsonl"
     assert main(["relevance", "show", str(game), "--step", "0"]) == 0
+    # the sentences the model offered, asked of it again from a record's words, are those the
+    # record counts and lists (where the log is cut short, chance and ties rest on them)
+    mixed = combine(manual=resolve_manual("civ-guide"), decoys=load_decoys(shipped_decoys()),
+                    seed=5)
+    offered = offered_sentences(ModelConfig(kind="text"), load_index(mixed, min_count=5))
+    decisions = [r for r in read_log(game).decisions if r.get("sentences")]
+    assert any(len(r["sentences"]) < r["num_candidates"] for r in decisions)
+    for rec in decisions:
+        ids = offered(rec)
+        assert len(ids) + 1 == rec["num_candidates"]
+        assert {s["id"] for s in rec["sentences"] if s["id"] >= 0} <= set(ids.tolist())
     text, twin = (combined["methods"][m]["overall"] for m in ("text", "random-text"))
     diff = combined["text_minus_twin"]
     assert diff["accuracy"] == pytest.approx(text["accuracy"] - twin["accuracy"], abs=1e-6)
