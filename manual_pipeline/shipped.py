@@ -3,8 +3,9 @@
 A shipped manual (a file in the shipped data's `manuals/` folder, named by its stem: today the
 project's guide, `civ-guide`) and its random-text twin (`civ-guide-random`, seed 0) are built on
 first use with a one-line notice, so a fresh installation plays `text` and `random-text` without
-manual steps. The store lock (`nlmcs.locking`, shared with ingest) keeps two processes from
-building one manual at once.
+manual steps. A twin of another seed, `NAME-random-SEED`, is rebuilt in memory from its word
+order in the store (`manual_pipeline.twins`). The store lock (`nlmcs.locking`, shared with
+ingest) keeps two processes from building one manual at once.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from manual_pipeline.shuffle import RANDOM_SUFFIX
 from manual_pipeline.store import StoredManual, load_manual, manual_dir
+from manual_pipeline.twins import parse_seeded, seeded_twin
 from manual_pipeline.writer import writing
 from nlmcs.paths import shipped_dir
 
@@ -36,6 +38,10 @@ def load_or_build(name_or_dir: str | Path, *, root: Path | None = None) -> Store
     that is not stored yet is built first."""
     text = str(name_or_dir)
     if isinstance(name_or_dir, str) and "/" not in text:
+        seeded = parse_seeded(text)
+        if seeded is not None and not manual_dir(text, root=root).exists():
+            base, seed = seeded
+            return seeded_twin(load_or_build(base, root=root), seed, root=root)
         _build_if_missing(text, root)
     return load_manual(name_or_dir, root=root)
 

@@ -42,17 +42,63 @@ def twin_name(name: str) -> str:
     return validate_name(f"{name}{RANDOM_SUFFIX}")
 
 
-def shuffle_tokens(tokens, *, seed: int):
-    """A copy of `tokens` with its non-punctuation words permuted over the whole document."""
+def word_order(tokens, seed: int) -> np.ndarray:
+    """The permutation of a document's words that `seed` draws: entry k is the token row whose
+    word goes to the k-th word slot (a token that is not punctuation)."""
     rng = np.random.default_rng(seed)
+    slots = np.flatnonzero(~tokens["is_punct"].to_numpy(dtype=bool))
+    return slots[rng.permutation(len(slots))]
+
+
+def shuffle_tokens(tokens, *, seed: int | None = None, order: np.ndarray | None = None):
+    """A copy of `tokens` with its non-punctuation words permuted over the whole document, by
+    `seed` or by a `word_order` kept from before."""
+    if order is None:
+        order = word_order(tokens, seed)
     shuffled = tokens.copy()
     slots = np.flatnonzero(~tokens["is_punct"].to_numpy(dtype=bool))
-    order = slots[rng.permutation(len(slots))]
+    if len(order) != len(slots):
+        raise ManualError(f"a word order of {len(order)} words for a document of {len(slots)}")
     for column in MOVING_COLUMNS:
         values = tokens[column].to_numpy(copy=True)
         values[slots] = values[order]
         shuffled[column] = values
     return shuffled
+
+
+def twin_tables(manual: StoredManual, tokens):
+    """(sentences, tokens) of a twin whose shuffled `tokens` are given: the sentence texts
+    rebuilt from their new words."""
+    grouped = tokens.groupby("sentence_id", sort=True)["text"]
+    texts = [join_tokens(list(words)) for _, words in grouped]
+    sentences = manual.sentences.copy()
+    if len(texts) != len(sentences):
+        raise ManualError(f"{manual.directory}: corrupt (sentences without tokens)")
+    sentences["text"] = texts
+    return sentences, tokens
+
+
+def twin_meta(manual: StoredManual, *, name: str, seed: int, seconds: float) -> dict:
+    """A twin's meta.json: the manual's, renamed, with where its words came from."""
+    meta = {
+        key: value
+        for key, value in manual.meta.items()
+        if key not in ("format", "name", "created", "random", "timing")
+    }
+    meta.update(
+        name=name,
+        created=datetime.now(UTC).isoformat(timespec="seconds"),
+        random={
+            "seed": int(seed),
+            "source": manual.name,
+            "source_directory": str(Path(manual.directory).resolve()),
+            "source_created": manual.meta.get("created"),
+            "source_sha256": manual.meta.get("source", {}).get("sha256"),
+            "moved_columns": list(MOVING_COLUMNS),
+        },
+        timing={"shuffle_seconds": round(seconds, 3)},
+    )
+    return meta
 
 
 def join_tokens(words: list[str]) -> str:
@@ -79,31 +125,8 @@ def make_random_twin(
         raise ManualError(f"{manual.name}: is already a random-text twin; shuffle the original")
     name = twin_name(manual.name)
     target = Path(out) if out is not None else manual_dir(name, root=root)
-    tokens = shuffle_tokens(manual.tokens, seed=seed)
-    grouped = tokens.groupby("sentence_id", sort=True)["text"]
-    texts = [join_tokens(list(words)) for _, words in grouped]
-    sentences = manual.sentences.copy()
-    if len(texts) != len(sentences):
-        raise ManualError(f"{manual.directory}: corrupt (sentences without tokens)")
-    sentences["text"] = texts
-    meta = {
-        key: value
-        for key, value in manual.meta.items()
-        if key not in ("format", "name", "created", "random", "timing")
-    }
-    meta.update(
-        name=name,
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-        random={
-            "seed": int(seed),
-            "source": manual.name,
-            "source_directory": str(manual.directory.resolve()),
-            "source_created": manual.meta.get("created"),
-            "source_sha256": manual.meta.get("source", {}).get("sha256"),
-            "moved_columns": list(MOVING_COLUMNS),
-        },
-        timing={"shuffle_seconds": round(time.perf_counter() - started, 3)},
-    )
+    sentences, tokens = twin_tables(manual, shuffle_tokens(manual.tokens, seed=seed))
+    meta = twin_meta(manual, name=name, seed=seed, seconds=time.perf_counter() - started)
     with writing(target):
         _check_twin_target(target)
         with ArtifactWriter(target) as writer:

@@ -65,6 +65,7 @@ def test_wheel_holds_the_shipped_data(installed):
     assert not any(n.startswith(("data/", "tests/")) for n in names)
 
 
+@pytest.mark.slow
 def test_installed_package_plays_text_from_a_clean_folder(installed, tmp_path):
     _, venv, purelib = installed
     store = tmp_path / "store"

@@ -55,7 +55,10 @@ def register(sub) -> None:
     g.add_argument("--methods", help=f"comma-separated methods (default: "
                    f"{','.join(DEFAULT_METHODS)})")
     g.add_argument("--manual", default="civ-guide", help="manual of the text methods "
-                   "(random-text reads its twin NAME-random)")
+                   "(random-text reads a word-permuted twin of it, one per game)")
+    g.add_argument("--twin-seed", type=SEED, help="random-text reads one twin, shuffled with "
+                   "this seed, in every game (default: each game's twin is shuffled with the "
+                   "game's own seed)")
     g.add_argument("--games", type=COUNT, help="paired games per method (more can be added later)")
     g.add_argument("--steps", type=COUNT, help="real steps per game")
     g.add_argument("--full-games", action="store_true",
@@ -132,8 +135,8 @@ def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
         methods=methods, rollouts=rollouts,
         games=args.games if args.games is not None else preset.games, seed=args.seed,
         steps=steps, opponent=args.opponent, game=args.game, game_options=options,
-        full_games=full_games, manual=args.manual, search=search, model=model,
-        corpus=corpus_options(args),
+        full_games=full_games, manual=args.manual, twin_seed=args.twin_seed, search=search,
+        model=model, corpus=corpus_options(args),
     )  # fmt: skip
     return spec, args.out or Path("runs") / (args.preset or "ablation")
 

@@ -41,6 +41,9 @@ def register(sub) -> None:
     p.add_argument("--manual", default="civ-guide",
                    help="stored manual name or directory (the shipped civ-guide is built on "
                         "first use); random-text reads NAME-random")  # fmt: skip
+    p.add_argument("--twin-seed", type=SEED,
+                   help="random-text reads the twin shuffled with this seed, NAME-random-SEED "
+                        "(default: the stored twin NAME-random, seed 0)")
     p.add_argument("--opponent", default="builtin", help="builtin[:easy|normal|hard], random, ...")
     p.add_argument("--seed", type=SEED, default=0, help="map, game and search seed")
     p.add_argument("--steps", type=COUNT, default=100, help="real steps (turns) to play at most")
@@ -146,8 +149,13 @@ def _play(args: argparse.Namespace, game, scfg, mcfg, log_path: Path | None) -> 
     from nlmcs.experiments.play import make_player, play
 
     # Everything that can fail on bad input (method, manual, corpus) fails here, before the bar.
+    manual = args.manual
+    if get_method(args.method).reads == "random-twin" and args.twin_seed is not None:
+        from nlmcs.model.manuals import random_twin, resolve_manual
+
+        manual = resolve_manual(random_twin(args.manual, seed=args.twin_seed))
     planner = make_player(args.method, game=game, opponent=args.opponent, seed=args.seed,
-                          manual=args.manual, corpus=corpus_options(args), search_config=scfg,
+                          manual=manual, corpus=corpus_options(args), search_config=scfg,
                           model_config=mcfg, log_decisions=log_path is not None)
     from tqdm import tqdm
 
@@ -188,8 +196,11 @@ def _log_header(args: argparse.Namespace, scfg, mcfg) -> dict:
 
     reads = get_method(args.method).reads
     manual = None
-    if reads != "nothing":
-        manual = str(random_twin(args.manual) if reads == "random-twin" else args.manual)
+    if reads == "random-twin":
+        twin = random_twin(args.manual, seed=args.twin_seed)
+        manual = getattr(twin, "name", None) or str(twin)
+    elif reads != "nothing":
+        manual = str(args.manual)
     return {"manual": manual, "search": scfg.to_dict(), "model": mcfg.to_dict()}
 
 

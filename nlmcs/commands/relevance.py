@@ -63,20 +63,24 @@ def register(sub) -> None:
     r.add_argument("--manual", help="check the logs were written reading this stored manual")
 
     a = add_command(actions, "accuracy", func=accuracy_cli,
-                    help="mix decoy sentences into the manual, play, and measure how often the "
-                         "arg-max sentence is a manual sentence (CSV, PNG, summary)",
+                    help="mix decoy sentences into the manual at random positions, play, and "
+                         "measure how often the arg-max sentence is a manual sentence, for the "
+                         "text model and its random-text twin (CSV, PNG, summary)",
                     example="nlmcs relevance accuracy --manual civ-guide --games 5 --steps 30 "
                             "--rollouts 100 --depth 10 --map small --out runs/accuracy")
     a.add_argument("--manual", default="civ-guide", help="stored manual name or directory")
     a.add_argument("--decoys", type=Path, help="unrelated text (.txt, .md, .html; default: the "
                    "shipped data/decoys/unrelated.txt)")
-    a.add_argument("--method", default="text", help="text, relevance-only or random-text")
+    a.add_argument("--method", default="text,random-text",
+                   help="comma-separated methods that read text: text, relevance-only, "
+                        "random-text (each on the same games, decoy positions and ties)")
     a.add_argument("--games", type=COUNT, default=10, help="games (seeds S, S+1, ...)")
     a.add_argument("--steps", type=COUNT, default=50, help="real steps per game")
-    a.add_argument("--seed", type=SEED, default=0, help="S: seed of the first game")
+    a.add_argument("--seed", type=SEED, default=0, help="S: seed of the first game, of the "
+                   "decoys' positions and of the draws that break ties")
     a.add_argument("--opponent", default="builtin", help="builtin[:easy|normal|hard], random")
-    a.add_argument("--out", type=Path, required=True, help="folder for the CSV, PNG, summary "
-                   "and the games' decision logs")
+    a.add_argument("--out", type=Path, required=True, help="folder for summary.json and, per "
+                   "method, a folder with its CSV, PNG, summary and games' decision logs")
     add_game_options(a)
     add_search_options(a)
 
@@ -125,30 +129,53 @@ def report_cli(args: argparse.Namespace) -> int:
 
 
 def accuracy_cli(args: argparse.Namespace) -> int:
-    from nlmcs.experiments.relevance.accuracy import relevance_accuracy
+    from nlmcs.experiments.relevance.accuracy import relevance_accuracy, write_comparison
     from nlmcs.experiments.relevance.decoys import shipped_decoys
     from nlmcs.search.methods import get_method
 
-    if get_method(args.method).reads == "nothing":
-        raise UserInputError(f"--method {args.method} reads no text; choose text, "
-                             "relevance-only or random-text")
+    methods = list(dict.fromkeys(m.strip() for m in args.method.split(",") if m.strip()))
+    if not methods:
+        raise UserInputError("--method names no method; choose text, relevance-only or "
+                             "random-text")
+    for method in methods:
+        if get_method(method).reads == "nothing":
+            raise UserInputError(f"--method {method} reads no text; choose text, "
+                                 "relevance-only or random-text")
     if args.out.exists() and not args.out.is_dir():
         raise UserInputError(f"{args.out}: exists and is not a folder")
     decoys = args.decoys or shipped_decoys()
     check_input(decoys, what="decoy text", max_bytes=DECOY_MAX_BYTES)
     game = simulated_game(args)
     scfg, mcfg = configs(args)
+    summaries = {}
+    for method in methods:
 
-    def on_game(i, path):
-        print(f"game {i + 1}/{args.games} done: {path}", file=sys.stderr, flush=True)
+        def on_game(i, path, method=method):
+            print(f"{method}: game {i + 1}/{args.games} done: {path}", file=sys.stderr,
+                  flush=True)
 
-    result = relevance_accuracy(game=game, manual=args.manual, decoys=decoys, out=args.out,
-                                method=args.method, games=args.games, steps=args.steps,
-                                seed=args.seed, opponent=args.opponent, search_config=scfg,
-                                model_config=mcfg, on_game=on_game)  # fmt: skip
-    s = result.summary
+        result = relevance_accuracy(game=game, manual=args.manual, decoys=decoys,
+                                    out=args.out / method, method=method, games=args.games,
+                                    steps=args.steps, seed=args.seed, opponent=args.opponent,
+                                    search_config=scfg, model_config=mcfg, on_game=on_game)
+        summaries[method] = result.summary
+        _print_accuracy(result.summary)
+    combined = write_comparison(args.out, summaries)
+    diff = combined["text_minus_twin"]
+    if diff is not None:
+        above = diff.get("above_chance")
+        print(f"text - random-text: accuracy {_points(diff['accuracy'])}"
+              + ("" if above is None else f", above chance {_points(above)}"))
+    print("accuracy = manual / (manual + decoy) of the arg-max sentence, ties drawn at random "
+          "(the paper: 71.8%); chance: the manual share of the sentences offered")
+    print(f"wrote {args.out / 'summary.json'} and, per method, its CSV, PNG and summary")
+    return 0
+
+
+def _print_accuracy(s: dict) -> None:
     print(f"{s['method']} reading {s['manual']} ({s['manual_sentences']} sentences) + "
-          f"{s['decoy_sentences']} decoy sentences: {s['games']} games x {s['steps']} steps")
+          f"{s['decoy_sentences']} decoy sentences at random positions (seed "
+          f"{s['decoy_seed']}): {s['games']} games x {s['steps']} steps")
     print(f"{'':<9}{'decisions':>10}{'manual':>9}{'decoy':>8}{'NULL':>8}{'accuracy':>10}"
           f"{'chance':>8}")
     for name in ("overall", "early", "late"):
@@ -156,10 +183,10 @@ def accuracy_cli(args: argparse.Namespace) -> int:
         print(f"{name:<9}{row['decisions']:>10}{_pct(row.get('manual_share')):>9}"
               f"{_pct(row.get('decoy_share')):>8}{_pct(row.get('null_share')):>8}"
               f"{_pct(row.get('accuracy')):>10}{_pct(row.get('chance_accuracy')):>8}")
-    print("accuracy = manual / (manual + decoy) of the arg-max sentence (the paper: 71.8%); "
-          "chance: the manual share of the agents' candidate sentences")
-    print(f"wrote {result.csv}, {result.png} and {args.out / 'summary.json'}")
-    return 0
+
+
+def _points(value: float) -> str:
+    return f"{100 * value:+.1f} points"
 
 
 def _pct(value) -> str:

@@ -6,7 +6,8 @@ roll-out policy. With a prior (`flat-ucb-corpus`) the arms are informed by it as
 an arm starts with `prior_visits` virtual visits at the prior's value, counted in the bandit's
 total; in "puct" mode the prior is a policy and arms are selected by PUCT. The real move is each
 agent's tried arm of highest mean, or under PUCT its most visited arm (as AlphaZero plays): a mean
-over a handful of shared roll-outs is mostly noise, and the visit counts carry the prior.
+over a handful of shared roll-outs is mostly noise, and the visit counts carry the prior
+(`tree.final_choice`, shared with UCT).
 """
 
 from __future__ import annotations
@@ -18,7 +19,16 @@ from nlmcs.search.config import SearchConfig
 from nlmcs.search.planner import step_stats
 from nlmcs.search.policies import RolloutPolicy, make_rollout_policy
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
-from nlmcs.search.tree import Node, Prior, decision_record, pick, puct, seeded_children, selection
+from nlmcs.search.tree import (
+    Node,
+    Prior,
+    decision_record,
+    final_choice,
+    pick,
+    puct,
+    seeded_children,
+    selection,
+)
 
 
 class FlatUCBPlanner:
@@ -65,11 +75,8 @@ class FlatUCBPlanner:
                 roots[agent].add(r)
                 arms[agent][action].add(r)
         choice = {}
-        by_visits = self.select is puct
         for agent in agents:
-            tried = {a: c for a, c in arms[agent].items() if c.real > 0} or arms[agent]
-            key = (lambda c: (c.n, c.mean)) if by_visits else (lambda c: (c.mean, c.n))
-            choice[agent] = max(tried.items(), key=lambda kv: key(kv[1]))[0]
+            choice[agent] = final_choice(arms[agent], by_visits=self.select is puct)
         self.last_stats = step_stats(self.step, t0, rewards)
         if cfg.log_decisions:
             self.last_log = [

@@ -25,6 +25,7 @@ from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import ReplicatedEvaluator
 from nlmcs.search.mc_rollouts import RolloutCore, RolloutResult, epsilon_greedy
 from nlmcs.search.planner import step_stats
+from nlmcs.search.policies import RolloutPolicy
 from nlmcs.search.tree import Prior
 from nlmcs.search.workers import make_executor
 
@@ -33,10 +34,12 @@ class MCPlanner:
     """The per-step search; `choose` returns the real joint move of `player`."""
 
     def __init__(self, *, game: Game, evaluator: ReplicatedEvaluator, config: SearchConfig,
-                 seed: int, prior: Prior | None = None):
+                 seed: int, prior: Prior | None = None,
+                 rollout_policy: RolloutPolicy | None = None):
         self.config = config
         self.seed = int(seed)
-        self.core = RolloutCore(game, evaluator, config, prior=prior)
+        self.core = RolloutCore(game, evaluator, config, prior=prior,
+                                rollout_policy=rollout_policy)
         self.core.warm_up()
         self.executor = make_executor(self.core, config.workers)
         self.step = 0

@@ -10,9 +10,11 @@ order.
 With a policy prior (`text-corpus`), each agent's choice at the root (depth 0) is biased: the
 prior p over its candidates (mixed with `prior_floor` of uniform) is computed once per real step
 and every roll-out picks epsilon-greedily on Q + `prior_weight` p, its exploratory moves drawn
-from p instead of uniformly. Early in a step, when the freshly reset Q says nothing, the roll-outs
-try what recorded players did; as Q is learned it can overrule them. The prior is a function of
-the root state, so every worker computes the same bias.
+from p instead of the roll-out policy. Early in a step, when the freshly reset Q says nothing,
+the roll-outs try what recorded players did; as Q is learned it can overrule them. The prior is
+a function of the root state, so every worker computes the same bias. Every other exploratory
+move comes from the roll-out policy (`SearchConfig.rollout`, or one given, such as the corpus's
+naive-Bayes policy); it travels to the workers with the core, so it must pickle.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import ReplicatedEvaluator
-from nlmcs.search.policies import make_rollout_policy
+from nlmcs.search.policies import RolloutPolicy, make_rollout_policy
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
 from nlmcs.search.tree import Prior, policy
 
@@ -56,13 +58,14 @@ class RolloutCore:
     """Everything one roll-out needs; a copy lives in each worker process."""
 
     def __init__(self, game: Game, evaluator: ReplicatedEvaluator, config: SearchConfig,
-                 prior: Prior | None = None):
+                 prior: Prior | None = None, rollout_policy: RolloutPolicy | None = None):
         self.evaluator = evaluator
         self.config = config
         self.prior = prior
         self._bias_key: tuple | None = None  # the (root, player, step, seed) of the cached bias
         self._bias: dict[AgentId, np.ndarray] = {}
-        self.random_policy = make_rollout_policy(config.rollout, config.type_weights)
+        self.random_policy = rollout_policy or make_rollout_policy(config.rollout,
+                                                                   config.type_weights)
         self.opponents = Opponents(game, config.opponent)
 
     def warm_up(self) -> None:

@@ -128,7 +128,8 @@ def make_planner(
                                                      corpus or CorpusOptions(), seed, kind)
     if method.planner == "mc":
         return _mc_planner(method, game=game, manual=manual, search_config=search_config,
-                           model_config=model_config or ModelConfig(), seed=seed, prior=prior)
+                           model_config=model_config or ModelConfig(), seed=seed, prior=prior,
+                           rollout_policy=policy)
     if method.planner == "uct":
         from nlmcs.search.uct import UCTPlanner as planner_class
     else:
@@ -137,7 +138,8 @@ def make_planner(
                          rollout_policy=policy)
 
 
-def _mc_planner(method: Method, *, game, manual, search_config, model_config, seed, prior):
+def _mc_planner(method: Method, *, game, manual, search_config, model_config, seed, prior,
+                rollout_policy):
     from nlmcs.model.evaluator import NetworkEvaluator
     from nlmcs.model.manuals import load_index, random_twin
     from nlmcs.model.network import ValueNetwork
@@ -150,7 +152,7 @@ def _mc_planner(method: Method, *, game, manual, search_config, model_config, se
         index = load_index(text, min_count=config.min_count)
     evaluator = NetworkEvaluator(ValueNetwork(config, index))
     return MCPlanner(game=game, evaluator=evaluator, config=search_config, seed=seed,
-                     prior=prior)
+                     prior=prior, rollout_policy=rollout_policy)
 
 
 def _corpus_parts(game, search_config: SearchConfig, options: CorpusOptions, seed: int,

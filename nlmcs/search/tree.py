@@ -109,6 +109,17 @@ def pick(parent: Node, options: Sequence[Action], children: dict[Action, Node], 
     return options[int(best[int(rng.integers(len(best)))])]
 
 
+def final_choice(children: dict[Action, Node], by_visits: bool) -> Action:
+    """The real move among a root's children. Only a tried child (one real roll-out or more) may
+    be played: a "visits" prior's virtual visits say what the prior thinks, not that the search
+    tried the move. by_visits: most real visits, ties to the higher mean; else the highest mean
+    (prior included in "visits" mode), ties to more real visits. Remaining ties go to the first
+    child in action order. With no child tried (no roll-outs), every child counts."""
+    tried = {a: c for a, c in children.items() if c.real > 0} or children
+    key = (lambda c: (c.real, c.mean)) if by_visits else (lambda c: (c.mean, c.real))
+    return max(tried.items(), key=lambda kv: key(kv[1]))[0]
+
+
 def decision_record(step: int, state: State, player: int, agent: AgentId,
                     action: Action | None, children: dict | None) -> dict:
     """One decision-log line of a tree planner: the move and each root arm's visits and mean

@@ -5,7 +5,8 @@ agents' moves are part of the environment), selecting by UCB1 inside the tree an
 roll-out policy beyond it; one node is added per agent per roll-out. With a prior (for
 `uct-corpus`, corpus priors after Dobre & Lascarides 2015) a new node's children are informed by
 it as `SearchConfig.prior_mode` says: a policy for PUCT selection, or the paper's virtual visits
-(`nlmcs.search.tree`). The real move is each agent's most visited root child.
+(`nlmcs.search.tree`). The real move is each agent's root child of most real visits
+(`tree.final_choice`: a prior's virtual visits never make an untried move the choice).
 
 The trees are updated after every roll-out, so UCT runs its roll-outs in this process; its
 results are the same for a seed whatever `workers` says.
@@ -20,7 +21,16 @@ from nlmcs.search.config import SearchConfig
 from nlmcs.search.planner import step_stats
 from nlmcs.search.policies import RolloutPolicy, make_rollout_policy
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
-from nlmcs.search.tree import Node, Prior, Select, decision_record, pick, seeded_children, selection
+from nlmcs.search.tree import (
+    Node,
+    Prior,
+    Select,
+    decision_record,
+    final_choice,
+    pick,
+    seeded_children,
+    selection,
+)
 
 
 class UCTPlanner:
@@ -74,7 +84,7 @@ class UCTPlanner:
         move = {}
         for agent, root in self.roots.items():
             if root.children:
-                move[agent] = max(root.children.items(), key=lambda kv: (kv[1].n, kv[1].mean))[0]
+                move[agent] = final_choice(root.children, by_visits=True)
         self.last_stats = step_stats(self.step, t0, rewards)
         if cfg.log_decisions:
             self.last_log = [

@@ -11,7 +11,8 @@ there are workers competing for the cores); when it needs its weights (the end o
 workers learn the last batch and the first sends back the weights that moved since the last step
 (`Replica.changes`: a share of the 8 MB tables, which took ~28 ms to send whole), which, the
 replicas being identical, is what replaying the updates would have given. Each worker pins torch
-and BLAS to one thread; parallelism is over processes.
+and BLAS to one thread (parallelism is over processes); the process that builds the workers keeps
+its own thread settings.
 
 Every worker process of the project (these, and the game pools of `nlmcs.experiments.pool`) is
 set up by `worker_setup`: Ctrl-C reaches the whole process group, but only the parent decides
@@ -64,17 +65,39 @@ class LocalExecutor:
         pass
 
 
+ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+"""What a worker's BLAS / OpenMP read as they load: one thread each."""
+
+
 def pin_threads() -> None:
     """One BLAS / OpenMP thread in this process (and one torch thread if torch is loaded):
-    parallelism is over processes. The environment variables reach processes started later."""
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        os.environ[var] = "1"
+    parallelism is over processes. Only for worker processes: it lasts as long as the process.
+    The environment variables reach libraries loaded later and processes started from here."""
+    os.environ.update(ONE_THREAD)
     from threadpoolctl import threadpool_limits
 
     threadpool_limits(1)
     torch = sys.modules.get("torch")
     if torch is not None:
         torch.set_num_threads(1)
+
+
+@contextlib.contextmanager
+def one_thread_environment():
+    """The thread-count variables at 1 while worker processes start, then as they were: a
+    spawned worker loads numpy (and its BLAS thread pool) before `worker_setup` runs, and only
+    the variables make that pool one thread; the caller's own process keeps its threads.
+    (Another thread of the caller that reads these variables meanwhile sees the 1s.)"""
+    saved = {var: os.environ.get(var) for var in ONE_THREAD}
+    os.environ.update(ONE_THREAD)
+    try:
+        yield
+    finally:
+        for var, value in saved.items():
+            if value is None:
+                os.environ.pop(var, None)
+            else:
+                os.environ[var] = value
 
 
 _PR_SET_PDEATHSIG = 1
@@ -167,22 +190,22 @@ class ProcessExecutor:
         self.core = core
         self.unapplied = False  # a batch was run and not applied yet
         self.conns, self.procs = [], []
-        pin_threads()
         ctx = mp.get_context("spawn")
         blob = pickle.dumps(core)
         # Scores the workers share (made before they start, which inherit it), if the
         # evaluator has any: a worker reuses the ones another computed under the same weights.
         shared = core.evaluator.shared_memory(ctx, workers)
-        for i in range(workers):
-            parent, child = ctx.Pipe()
-            for end in (parent, child):
-                _large_buffers(end)
-            proc = ctx.Process(target=_worker, daemon=True,
-                               args=(child, os.getpid(), shared, i, workers))
-            proc.start()
-            child.close()
-            self.conns.append(parent)
-            self.procs.append(proc)
+        with one_thread_environment():  # the workers' own; this process keeps its threads
+            for i in range(workers):
+                parent, child = ctx.Pipe()
+                for end in (parent, child):
+                    _large_buffers(end)
+                proc = ctx.Process(target=_worker, daemon=True,
+                                   args=(child, os.getpid(), shared, i, workers))
+                proc.start()
+                child.close()
+                self.conns.append(parent)
+                self.procs.append(proc)
         # The core goes over the connection, not in the start arguments: a worker that dies
         # before reading those (its main module failing to import) would leave the start
         # writing them forever, where a send to a dead worker fails at once.

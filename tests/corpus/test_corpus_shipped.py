@@ -18,6 +18,7 @@ from nlmcs.games import make_game
 from nlmcs.paths import shipped_dir
 
 
+@pytest.mark.slow
 def test_the_sample_is_shipped_small_and_found_on_a_fresh_store():
     assert DEFAULT_CORPUS == SAMPLE_CORPUS
     where = find_corpus_dir(SAMPLE_CORPUS)
@@ -32,6 +33,7 @@ def test_the_sample_is_shipped_small_and_found_on_a_fresh_store():
     assert find_corpus_dir("mine") == corpus_dir("mine")  # unknown names stay in the store
 
 
+@pytest.mark.slow
 def test_a_stored_corpus_of_the_same_name_wins(tmp_path):
     export_corpus(SAMPLE_CORPUS, corpus_dir(SAMPLE_CORPUS))
     assert find_corpus_dir(SAMPLE_CORPUS) == corpus_dir(SAMPLE_CORPUS)
@@ -59,6 +61,7 @@ def test_incompatible_games_are_refused(game, message):
         check_compatible(corpus, game)
 
 
+@pytest.mark.slow
 def test_play_uct_corpus_on_a_fresh_store_and_refuse_another_ruleset(tmp_path, capsys):
     args = ["play", "--method", "uct-corpus", "--map", "tiny", "--steps", "1", "--rollouts",
             "3", "--depth", "2", "--no-progress"]

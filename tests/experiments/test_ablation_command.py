@@ -10,6 +10,7 @@ from nlmcs.commands.ablation import build_spec
 TINY = ["--map", "tiny", "--steps", "2", "--rollouts", "2", "--depth", "2", "--no-progress"]
 
 
+@pytest.mark.slow
 def test_run_status_report_and_resume(tmp_path, capsys):
     out = str(tmp_path / "run")
     args = ["ablation", "run", "--methods", "linear,uct", "--games", "2", "--workers", "1",
@@ -83,6 +84,9 @@ def test_presets_fill_in_what_the_options_leave_out():
     assert spec.full_games and spec.game_options == {"preset": "small", "max_turns": 12}
     assert spec.methods == ("text", "random-text", "nonlinear", "linear", "uct")
     assert str(out) == "runs/quick"
+    assert spec.twin_seed is None  # random-text: a twin per game
+    spec, _ = build_spec(parse(["ablation", "run", "--preset", "quick", "--twin-seed", "3"]))
+    assert spec.twin_seed == 3 and spec.identity()["twin_seed"] == 3
     spec, _ = build_spec(parse(["ablation", "run", "--preset", "quick", "--steps", "3",
                                 "--games", "4"]))  # fmt: skip
     assert (spec.steps, spec.full_games, spec.games) == (3, False, 4)

@@ -20,7 +20,7 @@ from nlmcs.experiments.ablation.runner import (
     run_ablation,
     run_jobs,
 )
-from nlmcs.experiments.ablation.spec import AblationSpec, game_seed
+from nlmcs.experiments.ablation.spec import AblationSpec, fingerprint, game_seed
 from nlmcs.experiments.ablation.store import RESULTS_NAME, read_results
 from nlmcs.experiments.pool import local_pool
 from nlmcs.search.config import SearchConfig
@@ -68,6 +68,33 @@ def test_every_arm_plays_the_same_seeds(tmp_path):
                                                   "summary.md"]  # fmt: skip
     assert [(s.arm, s.games) for s in report.arms] == [("linear", 3), ("uct", 3)]
     assert report.pairs[0].pairs == 3
+
+
+@pytest.mark.slow
+def test_random_text_reads_a_twin_per_game_unless_one_seed_is_fixed(tmp_path):
+    from manual_pipeline.twins import order_path
+
+    spec = tiny_spec(methods=("random-text",), games=2)
+    with ThreadPoolExecutor(2) as ex:
+        run_ablation(spec=spec, out=tmp_path / "own", executor=ex)
+    rows = sorted(rows_of(tmp_path / "own"), key=lambda r: r["game"])
+    read = [(r["config"]["manual"]["name"], r["config"]["manual"]["random"]["seed"])
+            for r in rows]
+    assert read == [(f"civ-guide-random-{r['seed']}", r["seed"]) for r in rows]
+    assert len(set(read)) == 2  # two draws of word salad, not one
+    assert all(order_path("civ-guide", r["seed"]).is_file() for r in rows)  # kept in the store
+    run = json.loads((tmp_path / "own" / "run.json").read_text())
+    assert run["spec"]["twin_seed"] is None and run["identities"][spec.fingerprint()]
+    assert "a twin per game" in (tmp_path / "own" / "summary.md").read_text()
+    fixed = tiny_spec(methods=("random-text",), games=2, twin_seed=4)
+    assert fixed.fingerprint() != spec.fingerprint()
+    with ThreadPoolExecutor(2) as ex:
+        run_ablation(spec=fixed, out=tmp_path / "fixed", executor=ex)
+    names = {r["config"]["manual"]["name"] for r in rows_of(tmp_path / "fixed")}
+    assert names == {"civ-guide-random-4"}
+    assert "one twin (seed 4)" in (tmp_path / "fixed" / "summary.md").read_text()
+    with pytest.raises(UserInputError, match="--twin-seed"):
+        tiny_spec(twin_seed=-1)
 
 
 def test_several_budgets_make_arms_and_a_strength_plot(tmp_path):
@@ -189,7 +216,20 @@ def test_another_configuration_is_refused_unless_mixed(tmp_path):
         prepare_run(spec=tiny_spec(games=2, steps=3), out=out)
     with pytest.raises(UserInputError, match="another configuration"):
         prepare_run(spec=tiny_spec(games=2, search=SearchConfig(depth=3)), out=out)
+    with pytest.raises(UserInputError, match=r"\(twin_seed None -> 4\)"):
+        prepare_run(spec=tiny_spec(games=2, twin_seed=4), out=out)
     assert (out / RESULTS_NAME).read_bytes() == stored
+    # a run stored before the twin was part of a run's identity says what it lacks
+    before = tmp_path / "before"
+    before.mkdir()
+    run = json.loads((out / "run.json").read_text())
+    identity = run["identities"].pop(run["fingerprint"])
+    del identity["twin_seed"]
+    run["fingerprint"] = fingerprint(identity)
+    run["identities"][run["fingerprint"]] = identity
+    (before / "run.json").write_text(json.dumps(run))
+    with pytest.raises(UserInputError, match=r"\(twin_seed \(absent\) -> None\)"):
+        prepare_run(spec=tiny_spec(games=2), out=before)
     # More games, methods or budgets of the same configuration are welcome.
     assert len(prepare_run(spec=tiny_spec(games=3, methods=("linear", "uct", "nonlinear")),
                            out=out).jobs) == 3 + 2  # fmt: skip

@@ -46,6 +46,7 @@ def _rows():
                         search_config=SearchConfig(depth=2))  # fmt: skip
 
 
+@pytest.mark.slow
 @needs_proc
 def test_a_rows_peak_leaves_out_what_ran_before_it(monkeypatch):
     held = _transient(384) / MIB

@@ -74,6 +74,7 @@ def test_bench_search_appends_a_row_per_timing(tmp_path, capsys):
     assert all(float(r["seconds"]) > 0 and r["map"] == "tiny" for r in rows)
 
 
+@pytest.mark.slow
 def test_bench_step_appends_a_row_per_timed_step(tmp_path, capsys):
     out = tmp_path / "step.csv"
     step = ["bench", "step", "--rollouts", "3", "--depth", "2", "--map", "tiny", "--out", str(out)]

@@ -93,6 +93,18 @@ def test_shipped_manual_and_twin_are_built_on_first_use(tmp_path, monkeypatch, c
     assert "note:" not in capsys.readouterr().err  # built once, then read
 
 
+def test_random_text_reads_the_twin_of_the_seed_given(tmp_path, capsys):
+    log = tmp_path / "d.jsonl"
+    code = main(["play", "--method", "random-text", "--twin-seed", "3", "--map", "tiny",
+                 "--steps", "1", "--rollouts", "2", "--depth", "2", "--no-progress",
+                 "--log-decisions", str(log), "--log-states"])  # fmt: skip
+    assert code == 0, capsys.readouterr().err
+    header = json.loads(log.read_text().splitlines()[0])
+    assert header["manual"] == "civ-guide-random-3"
+    assert main(["relevance", "show", str(log), "--manual", "civ-guide-random-3"]) == 0
+    assert main(["relevance", "show", str(log), "--manual", "civ-guide-random"]) == 2
+
+
 def test_play_reads_the_corpus_named_by_option(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("NLMCS_DATA", str(tmp_path))
     assert main(["corpus", "record", "--games", "2", "--preset", "tiny", "--max-turns", "4",

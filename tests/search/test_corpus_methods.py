@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import math
+import pickle
 
 import numpy as np
 import pytest
 from toy_game import ToyGame, make_manual
 
+from corpus.live import NaiveBayesRollout
 from corpus.store import ingest, load_corpus
 from nlmcs.errors import UserInputError
 from nlmcs.games.base import Action, step
@@ -163,6 +165,30 @@ def test_text_corpus_plays_legal_moves_and_repeats_itself_for_a_seed(toy_corpus)
         return moves
 
     assert play(7) == play(7)
+
+
+def test_text_corpus_rollouts_explore_with_the_corpus_rollout_policy(toy_corpus, monkeypatch):
+    game, corpus = toy_corpus
+    calls = []
+    original = NaiveBayesRollout.choose
+
+    def counted(self, state, agent, actions, rng):
+        calls.append(agent)
+        return original(self, state, agent, actions, rng)
+
+    monkeypatch.setattr(NaiveBayesRollout, "choose", counted)
+    cfg = _config(rollouts=6, depth=3, batch=3, epsilon_low=1.0, epsilon_high=1.0)
+    planner = make_planner("text-corpus", game=game, manual=make_manual(), seed=0,
+                           corpus=CorpusOptions(corpus=corpus.directory,
+                                                rollout_policy="naive-bayes"),
+                           search_config=cfg, model_config=ModelConfig(min_count=1))
+    assert isinstance(planner.core.random_policy, NaiveBayesRollout)
+    shipped = pickle.loads(pickle.dumps(planner.core))  # as a worker process receives it
+    assert isinstance(shipped.random_policy, NaiveBayesRollout)
+    planner.choose(game.new_initial_state(4), 0, np.random.default_rng(0))
+    # every move explores; below the root (biased by the corpus prior) each one is the policy's
+    assert len(calls) >= cfg.rollouts * len(game.new_initial_state(4).agents(0))
+    planner.close()
 
 
 def test_root_bias_steers_the_first_move_of_every_rollout():

@@ -11,7 +11,16 @@ from toy_game import ToyGame
 from nlmcs.games.base import Action
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.flat_ucb import FlatUCBPlanner
-from nlmcs.search.tree import Node, pick, policy, puct, seeded_children, selection, ucb1
+from nlmcs.search.tree import (
+    Node,
+    final_choice,
+    pick,
+    policy,
+    puct,
+    seeded_children,
+    selection,
+    ucb1,
+)
 from nlmcs.search.uct import UCTPlanner
 
 
@@ -84,3 +93,36 @@ def test_flat_ucb_under_puct_plays_its_most_visited_arm():
     assert move["unit:0:0"] == Action("move", "north")
     assert arms["move"]["visits"] == max(c["visits"] for c in arms.values())
     assert arms["move"]["p"] > 0.9
+
+
+def test_uct_under_visits_never_plays_a_move_it_did_not_try():
+    # A prior of 0.0 on "wait" seeds it with 10 virtual visits and no real one; 8 roll-outs
+    # leave every tried move with fewer visits than that, so counting virtual visits plays "wait".
+    game = ToyGame(units=1, max_turns=3)
+    state = game.new_initial_state(0)
+    cfg = SearchConfig(rollouts=8, depth=2, opponent="random", prior_mode="visits",
+                       prior_visits=10)
+    planner = UCTPlanner(game=game, config=cfg, seed=0, prior=_prefer("wait", 0.0))
+    move = planner.choose(state, 0, np.random.default_rng(0))
+    for agent, root in planner.roots.items():
+        assert root.children[Action("wait")].real == 0  # the prior kept it untried
+        chosen = root.children[move[agent]]
+        assert chosen.real == max(c.real for c in root.children.values()) > 0
+
+
+def test_the_final_choice_counts_real_visits_only():
+    untried = Node(10, 0.0)  # a "visits" prior of 0.0: ten virtual visits, none real
+    often, seldom = Node(), Node()
+    for r in (0.2, 0.3, 0.1):
+        often.add(r)
+    seldom.add(0.9)
+    kids = {Action("wait"): untried, Action("mine"): seldom, Action("irrigate"): often}
+    assert final_choice(kids, by_visits=True) == Action("irrigate")
+    assert final_choice(kids, by_visits=False) == Action("mine")
+    tie = Node()
+    for r in (0.5, 0.5, 0.5):
+        tie.add(r)
+    kids[Action("move", "north")] = tie  # as many real visits as "irrigate", higher mean
+    assert final_choice(kids, by_visits=True) == Action("move", "north")
+    fresh = {Action("wait"): Node(10, 9.0), Action("mine"): Node()}  # no roll-outs at all
+    assert final_choice(fresh, by_visits=True) == Action("wait")

@@ -13,7 +13,8 @@ from nlmcs.errors import WorkerExited
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import ConstantEvaluator
 from nlmcs.search.mc_rollouts import RolloutResult
-from nlmcs.search.workers import SOCKET_BUFFER, ProcessExecutor, _large_buffers
+from nlmcs.search.methods import make_planner
+from nlmcs.search.workers import ONE_THREAD, SOCKET_BUFFER, ProcessExecutor, _large_buffers
 
 
 class WaitingCore:
@@ -192,3 +193,58 @@ def test_a_connection_that_is_no_socket_is_left_alone():
     finally:
         reader.close()
         writer.close()
+
+
+def _blas_threads() -> list[int]:
+    from threadpoolctl import threadpool_info
+
+    return [pool["num_threads"] for pool in threadpool_info() if pool["user_api"] == "blas"]
+
+
+class ThreadsCore(WaitingCore):
+    """Reports the worker's BLAS thread limits, its thread variables and whether the process
+    runs threads Python did not start (an idle BLAS pool made before the worker was pinned)."""
+
+    def run(self, root, player, step, seed, index):
+        tasks = Path("/proc/self/task")
+        native = len(list(tasks.iterdir())) - threading.active_count() if tasks.exists() else 0
+        env = {var: os.environ.get(var) for var in ONE_THREAD}
+        return RolloutResult(index, 0.0, {"blas": _blas_threads(), "env": env, "native": native})
+
+
+def test_building_a_multi_worker_planner_leaves_this_process_its_threads(monkeypatch):
+    from threadpoolctl import threadpool_limits
+    from toy_game import ToyGame
+
+    for var in ONE_THREAD:
+        monkeypatch.delenv(var, raising=False)
+    game = ToyGame(units=1, max_turns=3)
+    cfg = SearchConfig(workers=2, rollouts=4, batch=2, depth=1, opponent="random")
+    make_planner("linear", game=game, seed=0).close()  # every library it needs, loaded now
+    with threadpool_limits(limits=2, user_api="blas"):
+        before = _blas_threads()
+        assert before and all(n == 2 for n in before)
+        planner = make_planner("linear", game=game, search_config=cfg, seed=0)
+        try:
+            move = planner.choose(game.new_initial_state(0), 0, None)
+        finally:
+            planner.close()
+        assert set(move) == set(game.new_initial_state(0).agents(0))
+        assert _blas_threads() == before
+    assert not any(var in os.environ for var in ONE_THREAD)
+
+
+def test_workers_run_one_blas_thread_from_their_start(tmp_path, monkeypatch):
+    for var in ONE_THREAD:
+        monkeypatch.delenv(var, raising=False)
+    ex = ProcessExecutor(ThreadsCore(tmp_path, 2), workers=2)
+    try:
+        ex.begin_step(None, 0, 0, 0)
+        reports = [r.first for r in ex.run_batch([0, 1])]
+    finally:
+        ex.close()
+    for report in reports:
+        assert report["blas"] and all(n == 1 for n in report["blas"])
+        assert report["env"] == ONE_THREAD
+        assert report["native"] == 0  # no BLAS pool started with more threads, left idle
+    assert not any(var in os.environ for var in ONE_THREAD)

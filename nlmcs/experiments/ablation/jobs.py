@@ -33,6 +33,9 @@ class GameJob:
     fingerprint: str
     manual: object | None = None
     """The `StoredManual` this method reads (its twin for random-text), or None."""
+    twin_seed: int | None = None
+    """random-text with a twin per game: the seed its twin is built from (the runner builds it
+    into `manual` as the job is handed out, so workers never write the store)."""
 
     @property
     def key(self) -> tuple[str, int]:

@@ -158,6 +158,15 @@ def _csv(records: list[dict], columns) -> str:
     return buf.getvalue()
 
 
+def _twin_words(spec: dict) -> str:
+    """Which twin random-text read (a run stored before twins per game read NAME-random)."""
+    if "twin_seed" not in spec:
+        return f"one twin ({spec.get('manual')}-random)"
+    if spec["twin_seed"] is None:
+        return "a twin per game (shuffled with the game's seed)"
+    return f"one twin (seed {spec['twin_seed']})"
+
+
 def write_report(folder: Path, *, strict: bool = True) -> Report:
     """Rebuild every report file from the stored games. `strict`: a bad results line is a
     `UserInputError` (naming it); otherwise the good rows are reported and the bad lines
@@ -175,6 +184,8 @@ def write_report(folder: Path, *, strict: bool = True) -> Report:
     spec = run["spec"]
     title = (f"Ablation {folder.name}: {spec.get('steps')} steps, depth "
              f"{spec['search'].get('depth')}, vs {spec.get('opponent')}, seed {seed}")
+    if "random-text" in spec.get("methods", []):
+        title += f"; random-text reads {_twin_words(spec)}"
     if spec.get("game") == "freeciv":
         title += ("\n\nOn a local FreeCiv 3.0 server against FreeCiv's AI, played as a player "
                   "(fog of war); no observer connection, no savegame reading. The winner has "

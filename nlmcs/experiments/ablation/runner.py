@@ -12,6 +12,7 @@ input before anything is started or written.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 from collections.abc import Callable, Iterator
@@ -69,16 +70,29 @@ def load_texts(spec: AblationSpec) -> dict[str, object]:
     """The parsed manuals the spec's methods read, by `Method.reads` ("manual", "random-twin").
 
     Loaded once here, in the parent: a shipped manual and its twin are built on first use, and
-    workers must never race to build them; the jobs then carry the parsed manual itself."""
+    workers must never race to build them; the jobs then carry the parsed manual itself. With a
+    twin per game (`AblationSpec.twin_seed` None) there is no one twin to load: each game's is
+    built as its job is handed out (`with_text`)."""
     from nlmcs.model.manuals import random_twin, resolve_manual
 
     reads = {get_method(m).reads for m in spec.methods} - {"nothing"}
     texts: dict[str, object] = {}
     if "manual" in reads or "random-twin" in reads:
         texts["manual"] = resolve_manual(spec.manual)
-    if "random-twin" in reads:
-        texts["random-twin"] = resolve_manual(random_twin(spec.manual))
+    if "random-twin" in reads and spec.twin_seed is not None:
+        texts["random-twin"] = resolve_manual(random_twin(spec.manual, seed=spec.twin_seed))
     return texts
+
+
+def with_text(job: GameJob, texts: dict[str, object]) -> GameJob:
+    """The job with the twin its game reads, when that is the game's own: built from the
+    game's seed (its word order cached in the manual store) now, so that only the games in
+    flight hold one."""
+    if job.twin_seed is None:
+        return job
+    from nlmcs.model.manuals import random_twin
+
+    return dataclasses.replace(job, manual=random_twin(texts["manual"], seed=job.twin_seed))
 
 
 def _check_game(spec: AblationSpec) -> None:
@@ -105,8 +119,10 @@ def plan_jobs(spec: AblationSpec, *, done: set[tuple[str, int]],
         seed = game_seed(spec.seed, i)
         for arm in spec.arms():
             if (arm.label, i) not in done:
-                manual = texts.get(get_method(arm.method).reads)
-                jobs.append(GameJob(spec, arm, i, seed, fp, manual))
+                reads = get_method(arm.method).reads
+                own_twin = reads == "random-twin" and spec.twin_seed is None
+                jobs.append(GameJob(spec, arm, i, seed, fp, texts.get(reads),
+                                    seed if own_twin else None))
     return jobs
 
 
@@ -145,6 +161,7 @@ def run_jobs(prepared: PreparedRun, *, executor: Executor, max_in_flight: int = 
         def submit_next() -> None:
             job = next(todo, None)
             if job is not None:
+                job = with_text(job, prepared.texts)
                 try:
                     in_flight[executor.submit(job_fn, job)] = job
                 except BaseException as err:

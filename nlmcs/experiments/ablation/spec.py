@@ -4,7 +4,8 @@ An *arm* is a method at one roll-out budget ("text", or "text@200" when several 
 compared). Every arm plays game i from the same seed, derived from the run's seed S and i, so
 results are paired game by game (Branavan et al. 2011 compare methods on shared games too).
 The spec's *identity* (everything that changes what a game means: the game and its options, step
-count, search, model and corpus settings, opponent, S, manual name, project version) is
+count, search, model and corpus settings, opponent, S, manual name and twin seed, project
+version) is
 fingerprinted; a run
 folder holds games of one identity, while more games, methods or budgets may be added later.
 """
@@ -93,7 +94,11 @@ class AblationSpec:
     full_games: bool = False
     """Play to the game's own end (its turn limit) rather than a step limit."""
     manual: str = "civ-guide"
-    """Stored manual read by text methods (random-text reads its twin NAME-random)."""
+    """Stored manual read by text methods (random-text reads a word-permuted twin of it)."""
+    twin_seed: int | None = None
+    """random-text's twin: None, a twin per game, shuffled with the game's own seed (so the
+    control is as many draws of word salad as there are games); N, one twin of seed N
+    (`NAME-random-N`) for every game."""
     search: SearchConfig = field(default_factory=SearchConfig)
     """Search template; each arm sets its own roll-out budget, and games use one process each."""
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -118,6 +123,8 @@ class AblationSpec:
             raise UserInputError(f"--steps must be at least 1, got {self.steps}")
         if self.seed < 0:
             raise UserInputError(f"--seed must be 0 or more, got {self.seed}")
+        if self.twin_seed is not None and self.twin_seed < 0:
+            raise UserInputError(f"--twin-seed must be 0 or more, got {self.twin_seed}")
 
     def arms(self) -> list[Arm]:
         several = len(self.rollouts) > 1
@@ -140,7 +147,7 @@ class AblationSpec:
             "format": SPEC_FORMAT, "version": __version__, "seed": self.seed,
             "steps": self.steps, "full_games": self.full_games, "opponent": self.opponent,
             "game": self.game, "game_options": dict(self.game_options),
-            "manual": self.manual, "search": search,
+            "manual": self.manual, "twin_seed": self.twin_seed, "search": search,
             "model": self.model.to_dict(), "corpus": dataclasses.asdict(self.corpus),
         }  # fmt: skip
         # Plain JSON values, so an identity read back from run.json compares equal.
@@ -173,9 +180,19 @@ def identity_changes(old: Mapping, new: Mapping, prefix: str = "") -> list[str]:
     """Human-readable differences between two identity dicts ("steps 15 -> 20", ...)."""
     out = []
     for key in sorted(set(old) | set(new)):
-        a, b = old.get(key), new.get(key)
+        a, b = old.get(key, _ABSENT), new.get(key, _ABSENT)
         if isinstance(a, Mapping) and isinstance(b, Mapping):
             out.extend(identity_changes(a, b, f"{prefix}{key}."))
         elif a != b:
             out.append(f"{prefix}{key} {a!r} -> {b!r}")
     return out
+
+
+class _Absent:
+    """A key one identity lacks (a run stored before the key existed)."""
+
+    def __repr__(self) -> str:
+        return "(absent)"
+
+
+_ABSENT = _Absent()

@@ -1,15 +1,19 @@
 """Relevance accuracy against decoys (Branavan, Silver & Barzilay 2011): does the model rank the
 manual's sentences above sentences of an unrelated text?
 
-The decoy text is mixed into the manual (`decoys.combine`), games of a text method are played
-reading the mixed manual, and for every decision with at least one candidate sentence the
-arg-max of the relevance distribution (the first of the logged sentences, which are sorted by
-probability) is classed as a manual sentence, a decoy or NULL. Probabilities equal at the top
-(to the log's six decimals) share the decision equally; when all logged sentences tie and the
-agent has more candidates than the log lists, the decision is shared in proportion to the
-agent's candidates. The paper reports 71.8% overall (about 95% early in the game) for
-manual / (manual + decoy); here that is `accuracy`, next to its chance level (the manual share
-of the agents' candidate sentences) and the three shares, which sum to 1.
+The decoy text is mixed into the manual at random positions (`decoys.combine`, seeded), games of
+a text method are played reading the mixed manual, and for every decision with at least one
+candidate sentence the arg-max of the relevance distribution is classed as a manual sentence, a
+decoy or NULL. Sentences whose probabilities tie at the top (to the log's six decimals) are drawn
+from at random (seeded): the log lists the top 20 by a stable sort, so its order among ties is
+document order, not the model's. When every listed sentence ties and the decision had more
+candidates than the log lists, the draw is over all of them (and NULL). Chance is the manual
+share of the sentences the model offered at that decision (its candidates after
+`max_sentences`), not of every sentence holding the agent's word. The paper reports 71.8%
+overall (about 95% early in the game) for manual / (manual + decoy); here that is `accuracy`,
+next to its chance level and the three shares, which sum to 1. Measuring `text` and
+`random-text` on the same games, decoy positions and ties gives the part of the accuracy that
+reading could claim: text minus twin (`compare`).
 
 Library side of `nlmcs relevance accuracy`.
 """
@@ -17,14 +21,17 @@ Library side of `nlmcs relevance accuracy`.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nlmcs.experiments.relevance.decoys import combine, first_decoy, load_decoys
+import numpy as np
+
+from nlmcs.experiments.relevance.decoys import combine, decoy_ids, load_decoys
 from nlmcs.experiments.relevance.log import read_log
 from nlmcs.files import write_atomic
 
@@ -32,6 +39,7 @@ log = logging.getLogger(__name__)
 
 CSV_NAME, PNG_NAME, SUMMARY_NAME, GAMES_DIR = "accuracy.csv", "accuracy.png", "summary.json", \
     "games"
+_TIES = 0x7135  # the stream of a seed that breaks ties (the decoys' positions draw from another)
 COLUMNS = ("step", "decisions", "manual_share", "decoy_share", "null_share", "accuracy",
            "chance_accuracy")
 
@@ -44,7 +52,7 @@ class Tally:
     manual: float = 0.0
     decoy: float = 0.0
     null: float = 0.0
-    chance: float = 0.0  # sum over decisions of the manual share of the agent's candidates
+    chance: float = 0.0  # sum over decisions of the manual share of the offered sentences
     chance_n: int = 0
 
     def add(self, manual: float, decoy: float, null: float, chance: float | None) -> None:
@@ -82,19 +90,20 @@ def relevance_accuracy(*, game, manual, decoys, out: str | Path, method: str = "
                        opponent: str = "builtin", search_config=None, model_config=None,
                        on_game: Callable[[int, Path], None] | None = None) -> AccuracyResult:
     """Play `games` games (seeds seed, seed+1, ...) of `method` reading `manual` with the
-    sentences of the text at `decoys` mixed in; write each game's decision log under
-    out/games/, and accuracy.csv, accuracy.png and summary.json under `out`."""
+    sentences of the text at `decoys` mixed in at positions drawn with `seed` (ties are drawn
+    with it too); write each game's decision log under out/games/, and accuracy.csv,
+    accuracy.png and summary.json under `out`."""
     from nlmcs.experiments.play import make_player, play
     from nlmcs.model.config import ModelConfig
     from nlmcs.model.manuals import load_index, random_twin, resolve_manual
     from nlmcs.search.methods import get_method
 
-    reads = get_method(method).reads
-    if reads == "nothing":
+    kind = get_method(method)
+    if kind.reads == "nothing":
         raise ValueError(f"method {method!r} reads no text")
     model_config = model_config or ModelConfig()
-    mixed = combine(manual=resolve_manual(manual), decoys=load_decoys(decoys))
-    text = random_twin(mixed) if reads == "random-twin" else mixed
+    mixed = combine(manual=resolve_manual(manual), decoys=load_decoys(decoys), seed=seed)
+    text = random_twin(mixed) if kind.reads == "random-twin" else mixed
     out = Path(out)
     (out / GAMES_DIR).mkdir(parents=True, exist_ok=True)
     paths = []
@@ -112,31 +121,61 @@ def relevance_accuracy(*, game, manual, decoys, out: str | Path, method: str = "
         if on_game is not None:
             on_game(i, path)
     index = load_index(text, min_count=model_config.min_count)
-    cap = model_config.max_sentences if model_config.rank_sentences == "document" else None
-    rows = measure(paths=paths, first_decoy=first_decoy(mixed), index=index, cap=cap)
-    return _write(out, rows, paths, method=method, mixed=mixed, games=games, steps=steps)
+    config = dataclasses.replace(model_config, kind=kind.model)
+    rows = measure(paths=paths, decoys=decoy_ids(mixed), offered=offered_sentences(config, index),
+                   seed=seed)
+    return _write(out, rows, paths, method=method, mixed=mixed, games=games, steps=steps,
+                  seed=seed)
 
 
-def measure(*, paths: list[Path], first_decoy: int, index=None, cap: int | None = None
-            ) -> list[dict]:
+def offered_sentences(config, index) -> Callable[[dict], np.ndarray]:
+    """The sentences the model offered at a logged decision (its candidates for the record's
+    agent, action and state words), asked of the model itself, for a log cut short."""
+    from nlmcs.model.features import Signature
+    from nlmcs.model.network import ValueNetwork
+
+    net = ValueNetwork(config, index)
+    found: dict[Signature, np.ndarray] = {}
+
+    def offered(rec: dict) -> np.ndarray:
+        sig = Signature(tuple(rec.get("agent_labels") or ()),
+                        tuple(rec.get("action_labels") or ()), "",
+                        tuple(rec.get("state_labels") or ()))  # fmt: skip
+        if sig not in found:
+            ids, _ = net.relevance(sig)
+            found[sig] = ids[ids >= 0]
+        return found[sig]
+
+    return offered
+
+
+def measure(*, paths: list[Path], decoys: Collection[int],
+            offered: Callable[[dict], np.ndarray] | None = None, seed: int = 0) -> list[dict]:
     """Per-step rows (and a last row, step "all") from decision logs of a mixed manual whose
-    decoys start at sentence id `first_decoy`; `index` (the model's `ManualIndex` of it) gives
-    the candidates' composition for ties and the chance level."""
+    decoy sentences have the ids `decoys`. `offered(record)` gives the sentences the model
+    offered where the log lists only some (without it, such a decision's chance is unknown and
+    its ties are drawn among the listed ones); ties at the top are drawn with `seed`."""
+    decoys = frozenset(decoys)
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), _TIES]))
     by_step: dict[int, Tally] = {}
     total = Tally()
-    composition: dict[tuple, tuple[int, int] | None] = {}
     for path in paths:
         for rec in read_log(path).decisions:
             sents = rec.get("sentences")
-            if not sents or rec.get("num_candidates", len(sents)) < 2:
+            n = rec.get("num_candidates", len(sents or ()))
+            if not sents or n < 2:
                 continue  # no candidate sentence: nothing to choose between
-            agent = tuple(rec.get("agent_labels") or ())
-            if agent not in composition:
-                composition[agent] = _composition(index, agent, cap, first_decoy)
-            comp = composition[agent]
-            shares = _argmax_shares(sents, rec.get("num_candidates", len(sents)), comp,
-                                    first_decoy)
-            chance = comp[0] / (comp[0] + comp[1]) if comp and sum(comp) else None
+            listed = [int(s["id"]) for s in sents]
+            if len(listed) >= n:
+                shown = np.array([i for i in listed if i >= 0], dtype=np.int64)
+            else:
+                shown = offered(rec) if offered is not None else None
+            pick = _argmax(sents, n, shown, rng)
+            shares = (float(pick >= 0 and pick not in decoys), float(pick in decoys),
+                      float(pick < 0))
+            chance = None
+            if shown is not None and len(shown):
+                chance = 1.0 - sum(int(i) in decoys for i in shown) / len(shown)
             by_step.setdefault(rec["step"], Tally()).add(*shares, chance)
             total.add(*shares, chance)
     rows = [tally.row(t) for t, tally in sorted(by_step.items())]
@@ -144,31 +183,42 @@ def measure(*, paths: list[Path], first_decoy: int, index=None, cap: int | None 
     return rows
 
 
-def _composition(index, agent: tuple, cap, first: int) -> tuple[int, int] | None:
-    """(manual, decoy) candidate sentences of an agent's words, or None without an index."""
-    if index is None or not agent:
-        return None
-    ids = index.candidates(agent, cap)
-    decoy = int((ids >= first).sum())
-    return len(ids) - decoy, decoy
-
-
-def _argmax_shares(sents: list[dict], num_candidates: int, comp, first: int
-                   ) -> tuple[float, float, float]:
-    """(manual, decoy, NULL) credit of one decision: 1 to the class of the arg-max sentence,
-    shared among sentences tied at the top."""
+def _argmax(sents: list[dict], num_candidates: int, offered: np.ndarray | None,
+            rng: np.random.Generator) -> int:
+    """The id of the arg-max sentence (-1: NULL), drawn at random among those tied at the top;
+    when every listed one ties and the log was cut, among all offered ones and NULL."""
     top = sents[0]["p"]
-    tied = [s for s in sents if s["p"] == top]
-    if len(tied) == len(sents) and num_candidates > len(sents) and comp is not None:
-        n = comp[0] + comp[1] + 1  # every candidate ties: shares by the candidates (and NULL)
-        return comp[0] / n, comp[1] / n, 1 / n
-    m = sum(1 for s in tied if 0 <= s["id"] < first)
-    d = sum(1 for s in tied if s["id"] >= first)
-    return m / len(tied), d / len(tied), (len(tied) - m - d) / len(tied)
+    tied = [int(s["id"]) for s in sents if s["p"] == top]
+    if len(tied) == len(sents) < num_candidates and offered is not None:
+        tied = [*(int(i) for i in offered), -1]
+    return tied[int(rng.integers(len(tied)))]
+
+
+def compare(summaries: dict[str, dict]) -> dict | None:
+    """Text minus its twin, when both were measured: accuracy, and accuracy above chance."""
+    text, twin = summaries.get("text"), summaries.get("random-text")
+    if text is None or twin is None:
+        return None
+    a, b = text["overall"], twin["overall"]
+    if a["accuracy"] is None or b["accuracy"] is None:
+        return None
+    out = {"accuracy": round(a["accuracy"] - b["accuracy"], 6)}
+    if a["chance_accuracy"] is not None and b["chance_accuracy"] is not None:
+        out["above_chance"] = round((a["accuracy"] - a["chance_accuracy"])
+                                    - (b["accuracy"] - b["chance_accuracy"]), 6)
+    return out
+
+
+def write_comparison(out: str | Path, summaries: dict[str, dict]) -> dict:
+    """out/summary.json: each method's summary and, with text and random-text, text minus
+    twin."""
+    combined = {"methods": summaries, "text_minus_twin": compare(summaries)}
+    write_atomic(Path(out) / SUMMARY_NAME, json.dumps(combined, indent=2) + "\n")
+    return combined
 
 
 def _write(out: Path, rows: list[dict], paths: list[Path], *, method: str, mixed, games: int,
-           steps: int) -> AccuracyResult:
+           steps: int, seed: int) -> AccuracyResult:
     from nlmcs.experiments.relevance.plots import accuracy_plot
 
     buf = io.StringIO()
@@ -189,8 +239,9 @@ def _write(out: Path, rows: list[dict], paths: list[Path], *, method: str, mixed
     write_atomic(out / PNG_NAME, png)
     quarter = max(1, len(per_step) // 4)
     summary = {"method": method, "manual": info["manual"], "decoys": info["decoys"],
-               "manual_sentences": info["first_decoy"],
-               "decoy_sentences": info["decoy_sentences"], "games": games, "steps": steps,
+               "manual_sentences": info["manual_sentences"],
+               "decoy_sentences": info["decoy_sentences"], "seed": seed,
+               "decoy_seed": info["seed"], "tie_seed": seed, "games": games, "steps": steps,
                "overall": rows[-1], "early": _pool(per_step[:quarter]),
                "late": _pool(per_step[-quarter:]),
                "logs": [str(p) for p in paths]}  # fmt: skip
