@@ -93,8 +93,9 @@ def _from_run_record(path: Path, data: dict) -> dict:
         raise UserInputError(f"{path}: format {data.get('format')!r} is not an ablation's "
                              f"run.json ({SPEC_FORMAT})")
     # version and arms are what the run was, not settings: the run is replayed by this code.
+    # A value of None is the option's default (a twin per game, no turn limit): left out.
     out = {k: v for k, v in spec.items() if k not in ("format", "version", "arms",
-                                                      "game_options")}  # fmt: skip
+                                                      "game_options") and v is not None}
     options = spec.get("game_options", {})
     if not isinstance(options, dict):
         raise UserInputError(f"{path}: game_options must be a table")
@@ -103,9 +104,12 @@ def _from_run_record(path: Path, data: dict) -> dict:
         if key not in renamed:
             raise UserInputError(f"{path}: game_options.{key} is not an option of "
                                  f"`nlmcs ablation run`")
-        out[renamed[key]] = value
+        if value is not None:
+            out[renamed[key]] = value
     if out.get("full_games") is True:
         out.pop("steps", None)  # a full game's steps are its turn limit
+    if "twin_seed" not in spec:  # recorded before twins were drawn per game: one, of seed 0
+        out["twin_seed"] = 0
     return out
 
 

@@ -119,7 +119,13 @@ class NetworkEvaluator:
         if net.config.kind == "linear":
             return out
         ids, p = net.relevance(sig)
-        order = np.argsort(-p, kind="stable")[:top]
+        order = np.argsort(-p, kind="stable")
+        # The top `top`, and every sentence tied with the last of them, so a reader of the log
+        # sees the whole tie (relevance accuracy breaks it at random, not in document order).
+        cut = min(top, len(order))
+        while 0 < cut < len(order) and p[order[cut]] == p[order[cut - 1]]:
+            cut += 1
+        order = order[:cut]
         out["num_candidates"] = int(len(p))
         out["relevance_entropy"] = round(normalised_entropy(p), 6)
         dec = net.sample(sig, rng)

@@ -57,7 +57,8 @@ depth = 5
 def test_a_recorded_run_json_replays_its_run(tmp_path):
     # The run was recorded when PUCT's constant defaulted to 1.0 (the text methods ignore it).
     spec = _spec("--config", FINAL)
-    assert spec == _spec(*README_FINAL, "--puct-c", "1.0")
+    # and before twins were drawn per game: random-text read one twin, of seed 0
+    assert spec == _spec(*README_FINAL, "--puct-c", "1.0", "--twin-seed", "0")
     record = json.loads(FINAL.read_text())
     stored = record["identities"][record["fingerprint"]]
     ident = spec.identity()
@@ -126,7 +127,7 @@ def test_every_stored_run_loads_or_says_which_options_are_gone(path):
         return
     spec = _spec("--config", path)
     record = json.loads(path.read_text())["spec"]
-    assert spec.to_dict() == {**record, "version": spec.to_dict()["version"],
+    assert spec.to_dict() == {**record, "twin_seed": 0, "version": spec.to_dict()["version"],
                               "model": spec.to_dict()["model"],
                               "search": spec.to_dict()["search"]}  # fmt: skip
     for section in ("model", "search"):
@@ -193,3 +194,16 @@ def test_a_stale_run_is_refused_naming_its_removed_options(capsys):
 def test_a_run_json_is_an_ablations_file_only(capsys):
     assert main(["play", "--config", str(FINAL)]) == 2
     assert "unknown key" in capsys.readouterr().err
+
+
+def test_a_run_recorded_today_replays_its_twins(tmp_path):
+    # A run.json written now says which twins random-text read: one per game (null) or one.
+    from nlmcs.experiments.ablation.spec import AblationSpec
+    from nlmcs.experiments.ablation.store import RUN_NAME, start_run
+
+    for twin_seed in (None, 7):
+        spec = AblationSpec(methods=("text", "random-text"), rollouts=(4,), games=2, seed=3,
+                            steps=2, twin_seed=twin_seed)
+        (tmp_path / str(twin_seed)).mkdir()
+        start_run(tmp_path / str(twin_seed), spec)
+        assert _spec("--config", tmp_path / str(twin_seed) / RUN_NAME).twin_seed == twin_seed

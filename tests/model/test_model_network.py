@@ -116,3 +116,22 @@ def test_an_agent_the_manual_never_names_has_only_null(index, kind, backend, opt
     sc = net.scores(sig)
     assert sc.p.tolist() == [1.0]  # NULL is the only sentence
     assert 0.0 < net.expected_q([sig])[0] < 1.0  # the update reached it through w
+
+
+def test_the_decision_log_lists_every_sentence_tied_with_its_last(index):
+    # The log keeps the top sentences and every one tied with the last kept, so a reader (the
+    # relevance accuracy) sees whole ties instead of a cut in document order.
+    from toy_game import ToyGame
+
+    from nlmcs.model.evaluator import NetworkEvaluator
+
+    state = ToyGame(units=1).new_initial_state(0)
+    agent, actions = next((a, acts) for a, acts in state.agent_actions(0)
+                          if a.startswith("unit:"))
+    evaluator = NetworkEvaluator(ValueNetwork(ModelConfig(kind="text", min_count=1), index))
+    evaluator.reset()  # all weights 0: every candidate sentence (and NULL) ties
+    rec = evaluator.explain(state, agent, actions[0], np.random.default_rng(0), top=1)
+    assert rec["num_candidates"] > 2 and len(rec["sentences"]) == rec["num_candidates"]
+    same_random_weights([evaluator.net])
+    rec = evaluator.explain(state, agent, actions[0], np.random.default_rng(0), top=1)
+    assert len(rec["sentences"]) == 1
