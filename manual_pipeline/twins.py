@@ -17,6 +17,7 @@ import hashlib
 import io
 import re
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -102,5 +103,5 @@ def _read_order(path: Path, digest: str) -> np.ndarray | None:
             if str(data["digest"]) != digest:
                 return None
             return data["order"].astype(np.int64)
-    except (OSError, KeyError, ValueError, EOFError):
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
         return None

@@ -61,8 +61,9 @@ def register(sub) -> None:
                    "game's own seed)")
     g.add_argument("--games", type=COUNT, help="paired games per method (more can be added later)")
     g.add_argument("--steps", type=COUNT, help="real steps per game")
-    g.add_argument("--full-games", action="store_true",
-                   help="play every game to its end (the turn limit, --max-turns)")
+    g.add_argument("--full-games", action=argparse.BooleanOptionalAction,
+                   help="play every game to its end (the turn limit, --max-turns); "
+                        "--no-full-games turns off a --config file's")
     g.add_argument("--opponent", default="builtin", help="builtin[:easy|normal|hard], random, ...")
     g.add_argument("--seed", type=SEED, default=0, help="S: game i of every method uses a seed "
                    "derived from (S, i)")
@@ -112,7 +113,8 @@ def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
     # A preset's turn limit means full games, unless the user asked for a step count.
     full_games = args.full_games or (preset.max_turns is not None and args.steps is None)
     if args.full_games and args.steps is not None:
-        raise UserInputError("--full-games plays to the turn limit; give --max-turns, not --steps")
+        raise UserInputError("--full-games plays to the turn limit; give --max-turns, not "
+                             "--steps (or --no-full-games)")
     # The preset's depth only where neither an option nor the --config file gives one.
     depth = args.depth if args.depth is not None or "depth" in settings(args, "search") \
         else preset.depth

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from nlmcs.files import read_document
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.methods import CorpusOptions
+
+notice = logging.getLogger("nlmcs.notice")
 
 MAX_BYTES = 1_000_000
 """Largest config file read (a run.json is a few KB)."""
@@ -80,7 +83,7 @@ def read_config(path: Path, parser: argparse.ArgumentParser) -> tuple[dict, dict
 
 
 def _load(path: Path) -> dict:
-    toml = Path(path).suffix != ".json"  # a run.json is read as JSON, anything else as TOML
+    toml = Path(path).suffix.lower() != ".json"  # a run.json is read as JSON, else TOML
     return read_document(path, what="config file", max_bytes=MAX_BYTES, toml=toml)
 
 
@@ -110,6 +113,23 @@ def _from_run_record(path: Path, data: dict) -> dict:
         out.pop("steps", None)  # a full game's steps are its turn limit
     if "twin_seed" not in spec:  # recorded before twins were drawn per game: one, of seed 0
         out["twin_seed"] = 0
+    changed = replay_changes(spec)
+    if changed:
+        notice.info("%s: the same settings, but not the same games: %s changed after commit "
+                    "%s, which replays them", path, " and ".join(changed), REMOVED_AT)
+    return out
+
+
+def replay_changes(spec: Mapping) -> list[str]:
+    """What a recorded run used that plays differently since its fixes (so a replay gives the
+    same configuration, not the same games)."""
+    model, search = spec.get("model") or {}, spec.get("search") or {}
+    out = []
+    if model.get("center"):
+        out.append("--center (a step's first roll-out no longer learns its raw reward)")
+    corpus_trees = {"uct-corpus", "flat-ucb-corpus"} & set(spec.get("methods") or ())
+    if search.get("prior_mode") == "visits" and corpus_trees:
+        out.append("--prior-mode visits (the real move is a tried one, by real visits)")
     return out
 
 

@@ -235,17 +235,11 @@ def _query(args) -> int:
     from corpus.shipped import find_corpus_dir
     from corpus.similarity import SimilarityConfig
     from corpus.store import load_corpus
-    from nlmcs.files import check_input
+    from nlmcs.files import read_document
     from nlmcs.games import game_entry
 
-    check_input(args.state, what="state file", max_bytes=STATE_MAX_BYTES)
+    data = read_document(args.state, what="state file", max_bytes=STATE_MAX_BYTES)
     corpus = load_corpus(find_corpus_dir(args.name))
-    try:
-        data = json.loads(args.state.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as err:
-        raise UserInputError(f"{args.state}: not a JSON state ({err})") from None
-    if not isinstance(data, dict):
-        raise UserInputError(f"{args.state}: not a JSON state (expected an object)")
     first = json.loads(corpus.games["config"].iloc[0] or "{}")
     game = game_entry(corpus.meta["game"]).rebuild(first)
     state = game.state_from_json(data)

@@ -158,8 +158,9 @@ def add_search_options(p, *, skip: tuple[str, ...] = ()) -> None:
                    help="settings from a TOML file (top-level keys: this command's options; "
                         "sections [search], [model], [corpus]: config fields) or a recorded "
                         "ablation's run.json; options given override it")
-    s.add_argument("--release", action="store_true",
-                   help="start from the 2011 release's search and model settings")
+    s.add_argument("--release", action=argparse.BooleanOptionalAction,
+                   help="start from the 2011 release's search and model settings "
+                        "(--no-release turns off a --config file's)")
     s.add_argument("--model-preset", choices=tuple(MODEL_PRESETS),
                    help="start from a named model setting (`ModelConfig.preset`): default, "
                         "release, or state-action (the manual ablations' fourth and fifth "

@@ -48,7 +48,7 @@ def register(sub) -> None:
     p.add_argument("--seed", type=SEED, default=0, help="map, game and search seed")
     p.add_argument("--steps", type=COUNT, default=100, help="real steps (turns) to play at most")
     p.add_argument("--log-decisions", type=Path, help="write every decision record (JSON lines)")
-    p.add_argument("--log-states", action="store_true",
+    p.add_argument("--log-states", action=argparse.BooleanOptionalAction,
                    help="the decision log also holds a game header, each step's state and the "
                         "result (the maps of `nlmcs relevance report`)")  # fmt: skip
     p.add_argument("--report", type=Path, metavar="HTML",
@@ -150,7 +150,11 @@ def _play(args: argparse.Namespace, game, scfg, mcfg, log_path: Path | None) -> 
 
     # Everything that can fail on bad input (method, manual, corpus) fails here, before the bar.
     manual = args.manual
-    if get_method(args.method).reads == "random-twin" and args.twin_seed is not None:
+    reads_twin = get_method(args.method).reads == "random-twin"
+    if args.twin_seed is not None and not reads_twin:
+        raise UserInputError(f"--twin-seed chooses the twin random-text reads; --method "
+                             f"{args.method} reads no twin")
+    if reads_twin and args.twin_seed is not None:
         from nlmcs.model.manuals import random_twin, resolve_manual
 
         manual = resolve_manual(random_twin(args.manual, seed=args.twin_seed))

@@ -20,6 +20,7 @@ from nlmcs.commands.options import (
     add_group,
     add_search_options,
     configs,
+    csv_names,
     int_option,
     simulated_game,
 )
@@ -133,7 +134,7 @@ def accuracy_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.relevance.decoys import shipped_decoys
     from nlmcs.search.methods import get_method
 
-    methods = list(dict.fromkeys(m.strip() for m in args.method.split(",") if m.strip()))
+    methods = list(dict.fromkeys(csv_names(args.method)))
     if not methods:
         raise UserInputError("--method names no method; choose text, relevance-only or "
                              "random-text")

@@ -6,7 +6,7 @@ A datapoint is a `Decision` (a signature and its drawn y and z). Its rows are we
 candidate row, and the label features psi of the drawn sentence's words. The process that played
 the roll-out builds the batch once, and every replica of the network learns from the same arrays
 (`nlmcs.model.learner`); a batch shipped to another process leaves out the entries it can lay out
-again from its own caches (`SharedRows`).
+again from its own caches (`Batch.restored`).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -21,104 +22,141 @@ from nlmcs.model.network import Decision
 from nlmcs.model.rows import FeatureRows, SigFeatures
 
 
-@dataclass
-class _Sparse:
-    """Concatenated (slot, value) pairs with the row each belongs to."""
+class Rates(NamedTuple):
+    """The constants of one roll-out's sweeps (built by `nlmcs.model.learner`)."""
+
+    passes: int
+    target: float  # the reward R the output layer learns (R - b under `ModelConfig.center`)
+    rule: int  # RELEASE or CONSISTENT (the expected rule has its own sweeps)
+    alpha: float  # learning rate of w
+    l2: float  # L2 penalty of w
+    h_alpha: float  # learning rate of u and v
+    h_l2: float  # L2 penalty of u and v
+    temperature: float  # of the hidden softmax layers
+
+
+RELEASE, CONSISTENT = 0, 1
+"""`Rates.rule`: the hidden layers' factor k = (Q - R) Q (the 2011 release) or (R - Q) Q."""
+
+
+class Tables(NamedTuple):
+    """The weight tables, which the sweeps change in place."""
+
+    u: np.ndarray
+    v: np.ndarray
+    w: np.ndarray
+
+
+class OutputRows(NamedTuple):
+    """f of every datapoint, as sparse entries."""
+
+    slot: np.ndarray  # (E,) w slots
+    val: np.ndarray  # (E,) values
+    row: np.ndarray  # (E,) datapoint of each entry
+    n: int  # D datapoints
+
+
+class Candidates(NamedTuple):
+    """Where each datapoint's candidate rows lie among all R rows (datapoint after datapoint):
+    C + 1 per datapoint (its candidate sentences and NULL), or its latent states."""
+
+    row_owner: np.ndarray  # (R,) datapoint of each row
+    row_start: np.ndarray  # (D,) first row of each datapoint
+    chosen_row: np.ndarray  # (D,) the row its sampled y is
+
+
+class Phi(NamedTuple):
+    """phi of every candidate row, entry by entry (the `expected` rule's sweeps)."""
 
     slot: np.ndarray
     val: np.ndarray
-    row: np.ndarray
+    row: np.ndarray  # (entries,) candidate row among all R rows
 
 
-def _cat(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> _Sparse:
-    if not parts:
-        z = np.zeros(0, np.int64)
-        return _Sparse(z, np.zeros(0), z)
-    s, v, r = zip(*parts, strict=True)
-    return _Sparse(np.concatenate(s), np.concatenate(v), np.concatenate(r))
+class SharedPhi(NamedTuple):
+    """phi of every candidate row with the word features of each candidate set and action type
+    stored once: the datapoints that share them (an agent deciding again, or another agent of
+    its kind) share those rows' values, so a sweep scores and moves them once per set rather
+    than once per datapoint. Each datapoint keeps its own entries (overlap counts, NULL)."""
+
+    slot: np.ndarray | None  # the sets' word entries, set after set (None: left out, shipped)
+    val: np.ndarray | None
+    row: np.ndarray | None  # candidate row of each entry within its set
+    start: np.ndarray  # (G+1,) first entry of each set
+    first_row: np.ndarray  # (G,) first row of each set among all sets' rows
+    owner_set: np.ndarray  # (D,) set of each datapoint
+    own_slot: np.ndarray  # the datapoints' own entries
+    own_val: np.ndarray
+    own_row: np.ndarray  # their rows among all R rows
+
+
+class Labels(NamedTuple):
+    """psi of the words of the sentences the datapoints drew, word after word: 3 label rows
+    per word, each its 7 static slots, its parent label's slot and the slots of the flags it
+    has, all value 1 (`FeatureRows.label_rows`; `FeatureRows.psi_entries` spells them out)."""
+
+    static: np.ndarray  # (Wz, 3, 7) static v slots under each label
+    parent: np.ndarray  # (Wz,) the parent's drawn label, ROOT under the root
+    flags: np.ndarray  # (Wz, 3) bool: state / unit / action word
+    owner: np.ndarray  # (Wz,) datapoint of each word
+    label: np.ndarray  # (Wz,) its drawn label
+    flag_slots: np.ndarray  # (3, 3) v slots of each flag under each label
+    plabel_slots: np.ndarray  # (4, 3) v slots of each parent label under each label
+
+
+class RowQ(NamedTuple):
+    """The weight-free terms of every candidate row's Q with the labels in expectation (the
+    reference's `row_q`), so the `expected` sweeps rescore all of a roll-out's rows in one call
+    per pass: a signature the roll-out holds several times is scored once (its distinct rows)."""
+
+    row_src: np.ndarray  # (R,) distinct row each candidate row reads
+    row_sig: np.ndarray  # (Ru,) distinct signature of each distinct row
+    game_slot: np.ndarray  # game feature slots of the distinct signatures
+    game_owner: np.ndarray  # their signature
+    lang_slot: np.ndarray  # language (or latent) output entries of the distinct rows
+    lang_val: np.ndarray
+    lang_row: np.ndarray
+    pred_slot: np.ndarray  # predicate entries, 2 per candidate word (labels action, state)
+    pred_val: np.ndarray
+    pred_idx: np.ndarray  # 2 word + label of each entry
+    word_row: np.ndarray  # (Wc,) distinct row of each candidate word
+    parent: np.ndarray  # (Wc,) parent word, -1 under the root
+    order: np.ndarray  # (Wc,) the words, parents first
+    static: np.ndarray  # (K, 3, 7) v slots of each distinct (manual word, flags)
+    flags: np.ndarray  # (K, 3) its flags
+    pair: np.ndarray  # (Wc,) distinct (word, flags) of each candidate word
 
 
 @dataclass
 class Batch:
-    n: int  # datapoints
-    f: _Sparse  # rows = datapoints
-    phi: _Sparse | None  # rows = candidate rows of all datapoints
-    row_owner: np.ndarray  # (R,) datapoint of each candidate row
-    row_start: np.ndarray  # (D,) first candidate row of each datapoint
-    chosen_row: np.ndarray  # (D,) global candidate row picked
-    labels: LabelRows | None  # psi of the sampled sentences' words
-    word_owner: np.ndarray  # (Wz,) datapoint of each labelled word
-    word_label: np.ndarray  # (Wz,) sampled label
-    sigs: tuple  # the datapoints' signatures (the `expected` rule scores all their rows)
-    row_q: RowQRows | None = None  # the same for the compiled `expected` sweeps
-    shared: SharedRows | None = None  # phi of the compiled sweeps (then `phi` is None)
+    """A roll-out's rows as the compiled sweeps take them."""
 
-
-@dataclass
-class LabelRows:
-    """psi of the words of the sentences a roll-out's datapoints drew, word after word
-    (`FeatureRows.label_rows`; `FeatureRows.psi_entries` spells each word's 3 label rows out
-    as 11 slots and values for the numpy reference)."""
-
-    static: np.ndarray  # (Wz, 3, 7) static v slots under each label
-    parent: np.ndarray  # (Wz,) the parent's drawn label, ROOT under the root
-    flags: np.ndarray  # (Wz, 3) the word's flags (bool)
-
-
-NO_LABELS = LabelRows(np.zeros((0, 3, 7), np.int64), np.zeros(0, np.int64),
-                      np.zeros((0, 3), bool))
-
-
-@dataclass
-class SharedRows:
-    """The relevance rows phi of a roll-out's datapoints for the compiled sweeps
-    (`kernels.shared_sweeps`), with the word features of each candidate set and action type
-    stored once: the datapoints that share them (an agent deciding again, or another agent of
-    its kind) share those rows' values, so a sweep scores and updates them once per set rather
-    than once per datapoint. Each datapoint keeps its own entries (overlap counts, NULL)."""
-
-    slot: np.ndarray  # the sets' word entries, set after set
-    val: np.ndarray
-    row: np.ndarray  # candidate row of each entry within its set
-    start: np.ndarray  # (G+1,) first entry of each set
-    first_row: np.ndarray  # (G,) first row of each set among all sets' rows
-    owner_set: np.ndarray  # (D,) set of each datapoint
-    own: _Sparse  # the datapoints' own entries, rows among all datapoints' candidate rows
-    sigs: tuple = ()  # (G,) a signature of each set, whose features lay it out
+    f: OutputRows
+    cand: Candidates
+    labels: Labels
+    shared: SharedPhi | None = None  # the likelihood-ratio rules (None: no hidden layer)
+    set_sigs: tuple = ()  # a signature of each shared set, whose features lay it out
+    phi: Phi | None = None  # the `expected` rule
+    row_q: RowQ | None = None  # the `expected` rule
 
     def __getstate__(self) -> dict:
-        # The sets' entries are weight-free layouts every process holds or can build from
-        # `sigs`: a pickled copy (a roll-out shipped to the other workers) leaves them out,
-        # and `learn` lays them out again (`restored`).
-        return {**self.__dict__, "slot": None, "val": None, "row": None}
+        # The shared sets' entries are weight-free layouts every process holds or can build
+        # from `set_sigs`: a pickled copy (a roll-out shipped to the other workers) leaves them
+        # out, and `restored` lays them out again.
+        state = dict(self.__dict__)
+        if self.shared is not None:
+            state["shared"] = self.shared._replace(slot=None, val=None, row=None)
+        return state
 
-    def restored(self, rows: FeatureRows) -> SharedRows:
-        """The sets' entries, laid out again from `sigs` if a pickled copy left them out."""
-        if self.slot is None:
-            slot, val, row, _ = zip(*(_set_rows(rows, rows.features(sig)) for sig in self.sigs),
-                                    strict=True)
-            self.slot, self.val, self.row = map(np.concatenate, (slot, val, row))
+    def restored(self, rows: FeatureRows) -> Batch:
+        """This batch with the shared sets' entries, laid out again if a pickled copy left
+        them out."""
+        if self.shared is not None and self.shared.slot is None:
+            slot, val, row, _ = zip(*(_set_rows(rows, rows.features(sig))
+                                      for sig in self.set_sigs), strict=True)
+            self.shared = self.shared._replace(slot=np.concatenate(slot),
+                                               val=np.concatenate(val), row=np.concatenate(row))
         return self
-
-
-@dataclass
-class RowQRows:
-    """Weight-free rows of every candidate row's Q with the labels in expectation
-    (`ValueNetwork.row_q`), so the compiled `expected` sweeps score all of a roll-out's rows in
-    one call per pass instead of one network call per signature. A signature the roll-out
-    holds several times is scored once: its rows are the `distinct` rows."""
-
-    row_src: np.ndarray  # (R,) distinct row each candidate row of the batch reads
-    row_sig: np.ndarray  # (Ru,) distinct signature of each distinct row
-    game: _Sparse  # rows = distinct signatures
-    lang: _Sparse  # rows = distinct rows: language (or latent) output features
-    pred: _Sparse  # rows = 2 word + label (action, state): predicate features, matches
-    word_row: np.ndarray  # (Wc,) distinct row of each candidate word (text kind)
-    parent: np.ndarray  # (Wc,) parent word, -1 under the root
-    order: np.ndarray  # (Wc,) the words, parents before children
-    static: np.ndarray  # (K, 3, 7) v slots of each distinct (manual word, flags)
-    flags: np.ndarray  # (K, 3) its word flags of the label layer
-    pair: np.ndarray  # (Wc,) distinct (word, flags) of each candidate word: its conditionals
 
 
 FLAG_BITS = np.array([1, 2, 4], np.int64)
@@ -126,6 +164,8 @@ FLAG_BITS = np.array([1, 2, 4], np.int64)
 
 _ROW_Q_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 """Per `FeatureRows`: each signature's row-Q pieces (`_sig_row_q`), weight-free like them."""
+
+_INTS = np.zeros(0, np.int64)
 
 
 def build(rows: FeatureRows, decisions: Sequence[Decision]) -> Batch:
@@ -168,41 +208,35 @@ def build(rows: FeatureRows, decisions: Sequence[Decision]) -> Batch:
         chosen.append(n_rows + dec.y)
         n_rows += k
     n = len(decisions)
-    ints = np.zeros(0, np.int64)
     n_hidden = np.array(n_hidden, np.int64)
     row_start = np.cumsum(n_hidden) - n_hidden
-    row_owner = np.repeat(np.arange(len(n_hidden)), n_hidden) if len(n_hidden) else ints
-    phi = labels = None
-    if phi_slot:
-        phi = _Sparse(np.concatenate(phi_slot), np.concatenate(phi_val),
-                      np.concatenate(phi_row) + np.repeat(row_start, phi_len))
-    words = np.array(lab_len, np.int64)
+    row_owner = np.repeat(np.arange(len(n_hidden)), n_hidden) if len(n_hidden) else _INTS
     if lab_static:
-        labels = LabelRows(np.concatenate(lab_static), np.concatenate(lab_parent),
-                           np.concatenate(lab_flags))
-    row_q = None
-    if expected:
-        row_q = _row_q_rows(rows, [dec.sig for dec in decisions], row_owner, row_start)
-    return Batch(
-        n=n,
-        f=_Sparse(np.concatenate(f_slot), np.concatenate(f_val),
-                  np.repeat(np.arange(n), f_len)) if n else _cat([]),
-        phi=phi,
-        row_owner=row_owner,
-        row_start=row_start,
-        chosen_row=np.array(chosen, np.int64),
+        labels = Labels(np.concatenate(lab_static), np.concatenate(lab_parent),
+                        np.concatenate(lab_flags),
+                        np.repeat(np.array(word_owner, np.int64), lab_len),
+                        np.concatenate([np.asarray(z, np.int64) for z in word_label]),
+                        rows.flag_slots, rows.plabel_slots)
+    else:
+        labels = Labels(np.zeros((0, 3, 7), np.int64), _INTS, np.zeros((0, 3), bool), _INTS,
+                        _INTS, rows.flag_slots, rows.plabel_slots)
+    batch = Batch(
+        f=OutputRows(np.concatenate(f_slot), np.concatenate(f_val),
+                     np.repeat(np.arange(n), f_len), n),
+        cand=Candidates(row_owner, row_start, np.array(chosen, np.int64)),
         labels=labels,
-        word_owner=np.repeat(np.array(word_owner, np.int64), words) if lab_static else ints,
-        word_label=np.concatenate([np.asarray(z, np.int64) for z in word_label]) if lab_static
-        else ints,
-        sigs=tuple(dec.sig for dec in decisions),
-        row_q=row_q,
-        shared=shared.finish(row_start) if shared is not None and n_hidden.size else None,
     )
+    if expected:
+        batch.phi = Phi(np.concatenate(phi_slot), np.concatenate(phi_val),
+                        np.concatenate(phi_row) + np.repeat(row_start, phi_len))
+        batch.row_q = _row_q_rows(rows, [dec.sig for dec in decisions], row_owner, row_start)
+    elif shared is not None:
+        batch.shared, batch.set_sigs = shared.finish(row_start)
+    return batch
 
 
 class _SharedBuilder:
-    """Collects `SharedRows`: one set per distinct relevance layout (`FeatureRows.
+    """Collects `SharedPhi`: one set per distinct relevance layout (`FeatureRows.
     relevance_template`) among a roll-out's datapoints; the latent states of `nonlinear`
     are a datapoint's own set."""
 
@@ -242,18 +276,17 @@ class _SharedBuilder:
         self.n_rows.append(n_rows)
         self.sigs.append(sig)
 
-    def finish(self, row_start: np.ndarray) -> SharedRows:
+    def finish(self, row_start: np.ndarray) -> tuple[SharedPhi, tuple]:
+        """The shared relevance rows and a signature of each set."""
         sizes, n_rows = np.array(self.sizes, np.int64), np.array(self.n_rows, np.int64)
-        own = _cat([])
+        own = (_INTS, np.zeros(0), _INTS)
         if self.own_slot:
-            own = _Sparse(np.concatenate(self.own_slot), np.concatenate(self.own_val),
-                          np.concatenate(self.own_row) + np.repeat(row_start, self.own_len))
-        return SharedRows(
-            slot=np.concatenate(self.slot), val=np.concatenate(self.val),
-            row=np.concatenate(self.row), start=np.concatenate([[0], np.cumsum(sizes)]),
-            first_row=np.cumsum(n_rows) - n_rows, owner_set=np.array(self.owner, np.int64),
-            own=own, sigs=tuple(self.sigs),
-        )
+            own = (np.concatenate(self.own_slot), np.concatenate(self.own_val),
+                   np.concatenate(self.own_row) + np.repeat(row_start, self.own_len))
+        return SharedPhi(
+            np.concatenate(self.slot), np.concatenate(self.val), np.concatenate(self.row),
+            np.concatenate([[0], np.cumsum(sizes)]), np.cumsum(n_rows) - n_rows,
+            np.array(self.owner, np.int64), *own), tuple(self.sigs)
 
 
 def _set_rows(rows: FeatureRows, feats: SigFeatures):
@@ -268,10 +301,10 @@ def _set_rows(rows: FeatureRows, feats: SigFeatures):
 
 
 def _row_q_rows(rows: FeatureRows, sigs: list, row_owner: np.ndarray,
-                row_start: np.ndarray) -> RowQRows:
-    """The terms of every candidate row's Q (`ValueNetwork.row_q`) as sparse rows, with the
-    candidate words' label-layer slots for the marginals: what `kernels.expected_sweeps`
-    needs to rescore the rows each pass."""
+                row_start: np.ndarray) -> RowQ:
+    """The terms of every candidate row's Q as sparse rows, with the candidate words'
+    label-layer slots for the marginals: what the `expected` sweeps need to rescore the rows
+    each pass."""
     distinct: dict = {}
     place = np.array([distinct.setdefault(sig, len(distinct)) for sig in sigs])
     pieces = [_sig_row_q(rows, sig) for sig in distinct]
@@ -288,27 +321,26 @@ def _row_q_rows(rows: FeatureRows, sigs: list, row_owner: np.ndarray,
                                return_inverse=True)
     game = [piece[1] for piece in pieces]
     local = np.arange(len(row_owner)) - row_start[row_owner]
-    return RowQRows(
-        row_src=first_row[place[row_owner]] + local,
-        row_sig=np.repeat(np.arange(len(pieces)), n_rows),
-        game=_Sparse(np.concatenate(game), np.ones(sum(len(g) for g in game)),
-                     np.repeat(np.arange(len(pieces)), [len(g) for g in game])),
-        lang=_shifted([piece[2] for piece in pieces], first_row),
-        pred=_shifted([piece[3] for piece in pieces], 2 * (np.cumsum(n_words) - n_words)),
-        word_row=word_row + np.repeat(first_row, n_words),
-        parent=np.where(parent >= 0, parent + first_word, -1),
-        order=order + first_word,
-        static=static[first],
-        flags=flags[first],
-        pair=pair.reshape(-1),
+    return RowQ(
+        first_row[place[row_owner]] + local,
+        np.repeat(np.arange(len(pieces)), n_rows),
+        np.concatenate(game), np.repeat(np.arange(len(pieces)), [len(g) for g in game]),
+        *_shifted([piece[2] for piece in pieces], first_row),
+        *_shifted([piece[3] for piece in pieces], 2 * (np.cumsum(n_words) - n_words)),
+        word_row + np.repeat(first_row, n_words),
+        np.where(parent >= 0, parent + first_word, -1),
+        order + first_word,
+        static[first],
+        flags[first],
+        pair.reshape(-1),
     )
 
 
-def _shifted(parts: list, offsets: np.ndarray) -> _Sparse:
-    """Concatenated sparse rows, each part's row indices moved by its offset."""
+def _shifted(parts: list, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Concatenated sparse rows (slot, value, row), each part's rows moved by its offset."""
     s, v, r = zip(*parts, strict=True)
-    return _Sparse(np.concatenate(s), np.concatenate(v),
-                   np.concatenate(r) + np.repeat(offsets, [len(x) for x in r]))
+    return (np.concatenate(s), np.concatenate(v),
+            np.concatenate(r) + np.repeat(offsets, [len(x) for x in r]))
 
 
 def _sig_row_q(rows: FeatureRows, sig) -> tuple:

@@ -56,7 +56,7 @@ class ModelConfig:
     """Train the output layer on R - b, b the mean reward of the step's earlier roll-outs, so a
     feature's weight estimates an advantage and rarely visited actions are not ranked below
     often visited ones only because their weights have not grown yet. The step's first
-    roll-out has no earlier one to centre on and learns a target of 0."""
+    roll-out has no earlier one to centre on: it only counts its reward."""
     normalize: bool = False
     """Divide each word's relevance and output features by its sentence's kept-word count, so a
     long sentence (or one repeating a label word) does not outweigh a short one by size."""

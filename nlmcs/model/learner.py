@@ -7,8 +7,9 @@ reward each roll-out's output layer learns (the target) and hands the roll-out t
 other.
 
 With `ModelConfig.center` the output layer learns R - b, b the mean reward of the step's earlier
-roll-outs; the first roll-out of a step has no earlier ones, so it learns nothing but the decay
-(its raw reward would be several times the size of every later, centred, target).
+roll-outs; the first roll-out of a step has no earlier ones, so it only counts its reward and
+learns nothing (its raw reward would be several times the size of every later, centred, target,
+and under `persist="hidden"` a push towards whatever it played would build up over a game).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nlmcs.model import reference
-from nlmcs.model.batch import NO_LABELS, Batch, build
+from nlmcs.model.batch import CONSISTENT, RELEASE, Batch, Rates, SharedPhi, Tables, build
 from nlmcs.model.compiled import sweeps
 from nlmcs.model.network import Decision, ValueNetwork
 
@@ -47,12 +48,12 @@ def prepare(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch | Decisio
     return Decisions(tuple((d.sig, d.y, d.z) for d in decisions))
 
 
-def target(net: ValueNetwork, reward: float) -> float:
-    """The reward the output layer learns for this roll-out (see the module docstring); counts
-    the reward into the step's mean."""
+def target(net: ValueNetwork, reward: float) -> float | None:
+    """The reward the output layer learns for this roll-out, None for none (see the module
+    docstring); counts the reward into the step's mean."""
     if not net.config.center:
         return reward
-    out = reward - net.reward_sum / net.reward_count if net.reward_count else 0.0
+    out = reward - net.reward_sum / net.reward_count if net.reward_count else None
     net.reward_sum += reward
     net.reward_count += 1
     return out
@@ -63,6 +64,8 @@ def learn(net: ValueNetwork, prepared: Batch | Decisions | None, reward: float) 
     if prepared is None:
         return
     goal = target(net, reward)
+    if goal is None:
+        return
     if isinstance(prepared, Decisions):
         reference.update(net.rows, prepared.items, goal, net.weights)
     else:
@@ -73,33 +76,23 @@ def learn(net: ValueNetwork, prepared: Batch | Decisions | None, reward: float) 
 def _compiled_sweeps(net: ValueNetwork, batch: Batch, goal: float) -> None:
     """The sweeps in one compiled call (`sweeps.shared_sweeps`, or `sweeps.expected_sweeps`
     under the `expected` rule, which rescores every candidate row from `batch.row_q`)."""
-    cfg, rows, kernels = net.config, net.rows, sweeps()
-    ints = np.zeros(0, np.int64)
-    rule = kernels.CONSISTENT if cfg.hidden_update == "consistent" else kernels.RELEASE
-    rates = kernels.Rates(
-        passes=cfg.passes, target=goal, rule=rule, alpha=cfg.alpha, l2=cfg.l2,
-        h_alpha=cfg.alpha if cfg.hidden_alpha is None else cfg.hidden_alpha,
+    cfg = net.config
+    rates = Rates(
+        passes=cfg.passes, target=goal,
+        rule=CONSISTENT if cfg.hidden_update == "consistent" else RELEASE, alpha=cfg.alpha,
+        l2=cfg.l2, h_alpha=cfg.alpha if cfg.hidden_alpha is None else cfg.hidden_alpha,
         h_l2=cfg.l2 if cfg.hidden_l2 is None else cfg.hidden_l2, temperature=cfg.temperature)
-    f = kernels.OutputRows(batch.f.slot, batch.f.val, batch.f.row, batch.n)
-    cand = kernels.Candidates(batch.row_owner, batch.row_start, batch.chosen_row)
-    lab = batch.labels if batch.labels is not None else NO_LABELS
-    labels = kernels.Labels(lab.static, lab.parent, lab.flags, batch.word_owner,
-                            batch.word_label, rows.flag_slots, rows.plabel_slots)
-    tables = kernels.Tables(net.u, net.v, net.w)
+    tables = Tables(net.u, net.v, net.w)
+    batch = batch.restored(net.rows)
     if batch.row_q is not None:
-        rq = batch.row_q
-        phi = kernels.Phi(batch.phi.slot, batch.phi.val, batch.phi.row)
-        kernels.expected_sweeps(rates, f, cand, phi, labels, kernels.RowQ(
-            rq.row_src, rq.row_sig, rq.game.slot, rq.game.row, rq.lang.slot, rq.lang.val,
-            rq.lang.row, rq.pred.slot, rq.pred.val, rq.pred.row, rq.word_row, rq.parent,
-            rq.order, rq.static, rq.flags, rq.pair), tables)
-        return
-    sh = batch.shared
-    if sh is None:  # no hidden layer: no relevance rows
-        phi = kernels.SharedPhi(ints, np.zeros(0), ints, np.zeros(1, np.int64), ints, ints, ints,
-                                np.zeros(0), ints)
+        sweeps().expected_sweeps(rates, batch.f, batch.cand, batch.phi, batch.labels,
+                                 batch.row_q, tables)
     else:
-        sh = sh.restored(rows)
-        phi = kernels.SharedPhi(sh.slot, sh.val, sh.row, sh.start, sh.first_row, sh.owner_set,
-                                sh.own.slot, sh.own.val, sh.own.row)
-    kernels.shared_sweeps(rates, f, cand, phi, labels, tables)
+        sweeps().shared_sweeps(rates, batch.f, batch.cand, batch.shared or _NO_PHI,
+                               batch.labels, tables)
+
+
+_INTS = np.zeros(0, np.int64)
+_NO_PHI = SharedPhi(_INTS, np.zeros(0), _INTS, np.zeros(1, np.int64), _INTS, _INTS, _INTS,
+                    np.zeros(0), _INTS)
+"""The relevance rows of a model without a hidden layer (linear): none."""

@@ -342,19 +342,6 @@ class ValueNetwork:
             self.cache.units[uw.key] = found
         return found
 
-    def _pred(self, sig: Signature, sc: SigScores) -> np.ndarray:
-        """(Wc, 3) w . f_predicate of each word under each label (background 0), on demand."""
-        if sc.pred is None:
-            feats = self.features(sig)
-            uw = feats.unit
-            pred = np.zeros((len(uw.words), 3))
-            for key, part in zip(feats.keys, feats.parts, strict=True):
-                pred[:, :2] += self._part_scores(key, part, uw)[2]
-            if self.config.grounding_features:
-                pred[:, :2] += feats.match * self.w[self.rows.match_slots] * uw.norm[:, None]
-            sc.pred = pred
-        return sc.pred
-
     # --- evaluation ---------------------------------------------------------------------------
     def expected_q(self, sigs: list[Signature]) -> np.ndarray:
         """E[Q] for each signature under the current weights."""
@@ -412,7 +399,7 @@ class ValueNetwork:
         lo, hi = uw.span(y)
         static, static_exp = self._static(uw)
         if sc.pred_in is None:  # full scores: their pred has the matches in already
-            pred_a, pred_b, grounding = self._pred(sig, sc), _NO_PRED, False
+            pred_a, pred_b, grounding = sc.pred, _NO_PRED, False
         else:
             (pred_a, pred_b), grounding = sc.pred_in, cfg.grounding_features
         kernels = scoring()
@@ -423,25 +410,6 @@ class ValueNetwork:
             match_w=self.w[rows.match_slots], norm=uw.norm, parent=uw.parent, order=uw.order,
             lo=lo, hi=hi, uniforms=rng.random(hi - lo)))  # fmt: skip
         return tuple(labels.tolist()), q
-
-    def row_q(self, sig: Signature) -> np.ndarray:
-        """Q of every candidate row (NULL last), the labels z taken in expectation: what each
-        sentence alone predicts (the `expected` rule moves relevance towards the rows whose
-        prediction is closest to the reward)."""
-        sc = self.scores(sig)
-        if self.config.kind == "linear":
-            return np.array([sc.game])
-        per_row = sc.lang.copy()
-        if self.config.kind == "text":
-            uw = self.features(sig).unit
-            word_q = (sc.marg * self._pred(sig, sc)).sum(axis=1)
-            per_row[: len(uw.sentences)] += row_sums(uw.rows, word_q, len(uw.sentences))
-        return sc.game + per_row
-
-    def decision_q(self, sig: Signature, y: int, z: tuple[int, ...]) -> float:
-        """Q = w . f for given hidden values, from the output rows the learner uses."""
-        slot, val = self.rows.output_rows(self.features(sig), y, z)
-        return float(self.w[slot] @ val)
 
     def relevance(self, sig: Signature) -> tuple[np.ndarray, np.ndarray]:
         """Candidate sentence ids (-1 = NULL) and their relevance probabilities."""

@@ -23,7 +23,7 @@ import numpy as np
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import ReplicatedEvaluator
-from nlmcs.search.mc_rollouts import RolloutCore, RolloutResult, epsilon_greedy
+from nlmcs.search.mc_rollouts import RolloutCore, RolloutResult, greedy
 from nlmcs.search.planner import step_stats
 from nlmcs.search.policies import RolloutPolicy
 from nlmcs.search.tree import Prior
@@ -75,7 +75,7 @@ class MCPlanner:
     def mean_q_move(self, state, player, rng) -> dict[AgentId, Action]:
         candidates = state.agent_actions(player)
         qs, _ = self.core.evaluator.q_values(state, candidates, sampled=False, rng=rng)
-        return {a: acts[epsilon_greedy(q, 0.0, rng)]
+        return {a: acts[greedy(q, rng)]
                 for (a, acts), q in zip(candidates, qs, strict=True)}
 
     def explain(self, state, player, move, rng) -> list[dict]:

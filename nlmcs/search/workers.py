@@ -30,6 +30,7 @@ import pickle
 import signal
 import socket
 import sys
+import threading
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, NoReturn
 
@@ -87,17 +88,22 @@ def one_thread_environment():
     """The thread-count variables at 1 while worker processes start, then as they were: a
     spawned worker loads numpy (and its BLAS thread pool) before `worker_setup` runs, and only
     the variables make that pool one thread; the caller's own process keeps its threads.
-    (Another thread of the caller that reads these variables meanwhile sees the 1s.)"""
-    saved = {var: os.environ.get(var) for var in ONE_THREAD}
-    os.environ.update(ONE_THREAD)
-    try:
-        yield
-    finally:
-        for var, value in saved.items():
-            if value is None:
-                os.environ.pop(var, None)
-            else:
-                os.environ[var] = value
+    (Another thread of the caller that reads these variables meanwhile sees the 1s; two that
+    start workers at once take turns, so neither saves the other's 1s as the caller's.)"""
+    with _ENVIRONMENT:
+        saved = {var: os.environ.get(var) for var in ONE_THREAD}
+        os.environ.update(ONE_THREAD)
+        try:
+            yield
+        finally:
+            for var, value in saved.items():
+                if value is None:
+                    os.environ.pop(var, None)
+                else:
+                    os.environ[var] = value
+
+
+_ENVIRONMENT = threading.Lock()
 
 
 _PR_SET_PDEATHSIG = 1

@@ -15,6 +15,7 @@ from nlmcs.commands.config_file import REMOVED
 from nlmcs.commands.options import configs, corpus_options
 from nlmcs.errors import UserInputError
 from nlmcs.model.config import ModelConfig
+from nlmcs.search.config import SearchConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 FINAL = ROOT / "results/manual-ablation/final-2929/run.json"
@@ -54,9 +55,12 @@ depth = 5
     assert _spec("--config", toml).fingerprint() == _spec(*README_FINAL).fingerprint()
 
 
-def test_a_recorded_run_json_replays_its_run(tmp_path):
+def test_a_recorded_run_json_replays_its_settings(tmp_path, caplog):
     # The run was recorded when PUCT's constant defaulted to 1.0 (the text methods ignore it).
-    spec = _spec("--config", FINAL)
+    with caplog.at_level("INFO", logger="nlmcs.notice"):
+        spec = _spec("--config", FINAL)
+    # it used --center, whose first roll-out of a step has learned nothing since: not its games
+    assert "not the same games: --center" in caplog.text
     # and before twins were drawn per game: random-text read one twin, of seed 0
     assert spec == _spec(*README_FINAL, "--puct-c", "1.0", "--twin-seed", "0")
     record = json.loads(FINAL.read_text())
@@ -210,3 +214,21 @@ def test_a_run_recorded_today_replays_its_twins(tmp_path):
         (tmp_path / str(twin_seed)).mkdir()
         start_run(tmp_path / str(twin_seed), spec)
         assert _spec("--config", tmp_path / str(twin_seed) / RUN_NAME).twin_seed == twin_seed
+
+
+def test_a_files_flags_can_be_turned_off_on_the_command_line(tmp_path):
+    spec = _spec("--config", FINAL, "--no-full-games", "--steps", "5")
+    assert (spec.full_games, spec.steps) == (False, 5)
+    with pytest.raises(UserInputError, match="--no-full-games"):
+        _spec("--config", FINAL, "--steps", "5")
+    toml = _write(tmp_path / "r.toml", "release = true\n")
+    args = parse_command_line(["play", "--config", str(toml), "--no-release"])
+    assert configs(args) == (SearchConfig(), ModelConfig())
+
+
+def test_a_run_the_fixes_leave_alone_replays_without_a_note(caplog):
+    with caplog.at_level("INFO", logger="nlmcs.notice"):
+        _spec("--config", ROOT / "results/corpus-ablation/fresh-7575/run.json")
+        assert not caplog.text
+        _spec("--config", ROOT / "results/corpus-ablation/paper-fresh-7575/run.json")
+    assert "--prior-mode visits" in caplog.text

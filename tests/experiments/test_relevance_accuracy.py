@@ -115,8 +115,10 @@ def test_ties_at_the_top_are_drawn_at_random_with_the_seed(tmp_path):
     assert measure(paths=[tied], decoys=decoys, seed=4) != rows
     assert rows[-1]["decoy_share"] == pytest.approx(1 / 3, abs=0.06)
     assert rows[-1]["null_share"] == 0
-    # every listed sentence ties and the log was cut: all offered ones and NULL tie
-    cut = write(tmp_path / "cut.jsonl", [_rec(t, [0.25] * 3, [5, 6, 7], n=9) for t in range(600)])
+    # every listed sentence ties and the log was cut, and the mass left is the left-out ones'
+    # at the same value: all offered ones and NULL tie
+    p = round(1 / 9, 6)
+    cut = write(tmp_path / "cut.jsonl", [_rec(t, [p] * 3, [5, 6, 7], n=9) for t in range(600)])
 
     def offered(rec):
         return np.array([5, 6, 7, 160, 161, 162, 163, 164])
@@ -125,6 +127,12 @@ def test_ties_at_the_top_are_drawn_at_random_with_the_seed(tmp_path):
     assert overall["decoy_share"] == pytest.approx(5 / 9, abs=0.06)
     assert overall["null_share"] == pytest.approx(1 / 9, abs=0.04)
     assert overall["chance_accuracy"] == pytest.approx(3 / 8)
+    # ... but a mass left over that is less than that: the left-out ones are lower, and the
+    # draw is among the listed (all manual) alone
+    lower = write(tmp_path / "lower.jsonl",
+                  [_rec(t, [0.25] * 3, [5, 6, 7], n=9) for t in range(200)])
+    overall = measure(paths=[lower], decoys=decoys, offered=offered)[-1]
+    assert overall["manual_share"] == 1.0
 
 
 def test_accuracy_command_measures_text_and_its_twin_on_a_tiny_budget(tmp_path, capsys):

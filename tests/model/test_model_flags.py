@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from toy_game import make_manual
 
+from nlmcs.model import reference
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
 from nlmcs.model.learner import update
@@ -94,7 +95,7 @@ def test_center_learns_the_reward_relative_to_the_steps_earlier_rewards(index):
     assert raw.expected_q([SIG])[0] > 0  # uncentred, the first reward is learned as it is
     # Centred, the first roll-out of a step has no earlier reward to centre on: it learns
     # nothing (it used to learn its raw reward, several times any later target).
-    assert not centred.w.any()
+    assert not centred.w.any() and centred.reward_count == 1
     _learn(centred, n=1, reward=0.0)  # target 0 - 1
     assert centred.expected_q([SIG])[0] < 0
     after_two = centred.w.copy()
@@ -102,8 +103,22 @@ def test_center_learns_the_reward_relative_to_the_steps_earlier_rewards(index):
     assert np.abs(centred.w).sum() < np.abs(after_two).sum()
     centred.reset()  # the next real step starts its own mean
     assert centred.reward_count == 0
-    _learn(centred, n=1, reward=1.0)
-    assert not centred.w.any()
+
+
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_the_first_centred_roll_out_of_a_step_moves_no_weight(index, backend):
+    # Under persist="hidden" the text weights carry over, so Q is not 0 when a step starts: a
+    # first roll-out learning a target of 0 would still push every layer. It learns nothing.
+    net = _net(index, center=True, persist="hidden", backend=backend)
+    for reward in (1.0, 0.0, 1.0):
+        _learn(net, n=1, reward=reward)
+    net.reset()  # a new step: u, v and the text half of w carry over
+    assert net.expected_q([SIG])[0] != 0.0
+    before = [t.copy() for t in (net.u, net.v, net.w)]
+    _learn(net, n=1, reward=0.3)
+    assert all(np.array_equal(t, b) for t, b in zip((net.u, net.v, net.w), before, strict=True))
+    _learn(net, n=1, reward=0.9)  # the second one learns 0.9 - 0.3
+    assert not np.array_equal(net.w, before[2])
 
 
 def test_hidden_learning_rate_and_l2_apply_to_u_and_v_only(index):
@@ -150,7 +165,8 @@ def test_expected_rule_steps_down_the_gradient_of_the_expected_error(index, kind
         saved = net.u.copy(), net.v.copy()
         net.u[:], net.v[:] = u, v0  # the labels' weights as the update saw them
         net.weights_changed()
-        out = float(net.scores(SIG).p @ (reward - net.row_q(SIG)) ** 2)
+        f = reference.forward(net.rows, net.features(SIG), net.weights)
+        out = float(f.p @ (reward - f.row_q) ** 2)
         net.u[:], net.v[:] = saved
         net.weights_changed()
         return out

@@ -55,6 +55,7 @@ BAD = [
     (("play", "--passes", "0", *TINY), "--passes"),
     (("play", "--table-bits", "40", *TINY), "--table-bits"),
     (("play", "--hidden-alpha", "inf", *TINY), "--hidden-alpha"),
+    (("play", "--method", "text", "--twin-seed", "3", *TINY), "--twin-seed"),
     (("play", "--l2", "-0.5", *TINY), "--l2"),
     (("corpus", "record", "--name", "x", "--seed", "-1"), "--seed"),
     (("corpus", "record", "--name", "x", "--max-turns", "0"), "--max-turns"),

@@ -5,9 +5,10 @@ The decoy text is mixed into the manual at random positions (`decoys.combine`, s
 a text method are played reading the mixed manual, and for every decision with at least one
 candidate sentence the arg-max of the relevance distribution is classed as a manual sentence, a
 decoy or NULL. Sentences whose probabilities tie at the top (to the log's six decimals) are drawn
-from at random (seeded): the log lists the top 20 by a stable sort, so its order among ties is
-document order, not the model's. When every listed sentence ties and the decision had more
-candidates than the log lists, the draw is over all of them (and NULL). Chance is the manual
+from at random (seeded): the log lists the top 20 (and every sentence tied with the last) by a
+stable sort, so its order among ties is document order, not the model's. When every listed
+sentence ties, the decision had more candidates than the log lists, and the probability left
+over is theirs at the same value, the draw is over all of them (and NULL). Chance is the manual
 share of the sentences the model offered at that decision (its candidates after
 `max_sentences`), not of every sentence holding the agent's word. The paper reports 71.8%
 overall (about 95% early in the game) for manual / (manual + decoy); here that is `accuracy`,
@@ -185,12 +186,17 @@ def measure(*, paths: list[Path], decoys: Collection[int],
 
 def _argmax(sents: list[dict], num_candidates: int, offered: np.ndarray | None,
             rng: np.random.Generator) -> int:
-    """The id of the arg-max sentence (-1: NULL), drawn at random among those tied at the top;
-    when every listed one ties and the log was cut, among all offered ones and NULL."""
+    """The id of the arg-max sentence (-1: NULL), drawn at random among those tied at the top.
+    When every listed one ties and the log was cut, the ones it left out tie too only if the
+    probability they share is theirs at the top value each (the log lists whole ties since
+    2026-11-26, so then they are lower): then the draw is among all offered ones and NULL."""
     top = sents[0]["p"]
     tied = [int(s["id"]) for s in sents if s["p"] == top]
-    if len(tied) == len(sents) < num_candidates and offered is not None:
-        tied = [*(int(i) for i in offered), -1]
+    left_out = num_candidates - len(sents)
+    if len(tied) == len(sents) and left_out > 0 and offered is not None:
+        rest = 1.0 - sum(s["p"] for s in sents)  # probabilities are logged to 6 decimals
+        if abs(rest - left_out * top) <= 1e-6 * num_candidates:
+            tied = [*(int(i) for i in offered), -1]
     return tied[int(rng.integers(len(tied)))]
 
 

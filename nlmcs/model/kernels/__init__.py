@@ -13,6 +13,7 @@ def warm_up(expected: bool = False) -> None:
     for it. `expected`: also the sweeps of that rule."""
     import numpy as np
 
+    from nlmcs.model import batch
     from nlmcs.model.kernels import scoring, sweeps
 
     i0, f0 = np.zeros(0, np.int64), np.zeros(0)
@@ -33,15 +34,15 @@ def warm_up(expected: bool = False) -> None:
                                              np.zeros(2), f0, i0, i0, 0, 0, f0))
     sweeps.output_rows(i0, f0, np.zeros((0, 2, 2), np.int64), f0, np.zeros((0, 2)), i0,
                        np.zeros(2, np.int64), True)
-    one = sweeps.OutputRows(np.zeros(1, np.int64), np.ones(1), np.zeros(1, np.int64), 1)
-    rates = sweeps.Rates(1, 0.0, sweeps.RELEASE, 0.0, 0.0, 0.0, 0.0, 1.0)
-    cand = sweeps.Candidates(i0, i0, i0)
-    labels = sweeps.Labels(np.zeros((0, 3, 7), np.int64), i0, no_flags, i0, i0, slots3, slots4)
-    tables = sweeps.Tables(table, table.copy(), table.copy())
-    sweeps.shared_sweeps(rates, one, cand, sweeps.SharedPhi(i0, f0, i0, np.zeros(1, np.int64),
+    one = batch.OutputRows(np.zeros(1, np.int64), np.ones(1), np.zeros(1, np.int64), 1)
+    rates = batch.Rates(1, 0.0, batch.RELEASE, 0.0, 0.0, 0.0, 0.0, 1.0)
+    cand = batch.Candidates(i0, i0, i0)
+    labels = batch.Labels(np.zeros((0, 3, 7), np.int64), i0, no_flags, i0, i0, slots3, slots4)
+    tables = batch.Tables(table, table.copy(), table.copy())
+    sweeps.shared_sweeps(rates, one, cand, batch.SharedPhi(i0, f0, i0, np.zeros(1, np.int64),
                                                             i0, i0, i0, f0, i0),
                          labels, tables)
     if expected:
-        rq = sweeps.RowQ(i0, i0, i0, i0, i0, f0, i0, i0, f0, i0, i0, i0, i0,
+        rq = batch.RowQ(i0, i0, i0, i0, i0, f0, i0, i0, f0, i0, i0, i0, i0,
                          np.zeros((0, 3, 7), np.int64), no_flags, i0)
-        sweeps.expected_sweeps(rates, one, cand, sweeps.Phi(i0, f0, i0), labels, rq, tables)
+        sweeps.expected_sweeps(rates, one, cand, batch.Phi(i0, f0, i0), labels, rq, tables)

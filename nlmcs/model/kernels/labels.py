@@ -30,7 +30,7 @@ def softmax_into(x, out, temperature):
 
 @njit(cache=True)
 def draw(p, u):
-    """`network._draw` with its uniform number u given: the first index whose running sum of p
+    """`reference.draw` with its uniform number u given: the first index whose running sum of p
     exceeds u times the total (the last if none), the sums taken in numpy's order (the
     running sums are added up again rather than kept: the same values, no array)."""
     n = len(p)

@@ -4,121 +4,21 @@ rule) and the output rows of a drawn decision (`output_rows`).
 
 A sweep scores every datapoint with the weights it starts from, then applies all their steps
 together; `passes` sweeps per roll-out. `nlmcs.model.reference.update` is the plain numpy version
-these are tested against (within 1e-9, and the same games). The sweeps take their inputs as named
-tuples (`Rates`, `OutputRows`, ...), built once per roll-out by `nlmcs.model.learner`; the weight
-tables in `Tables` are changed in place. Names follow the paper: u weighs phi (relevance), v psi
-(labels), w f (output); D datapoints, R candidate rows (C + 1 per datapoint: its candidate
-sentences and NULL, or its latent states), Wz the words of the sentences the datapoints drew.
+these are tested against (within 1e-9, and the same games). The sweeps take their inputs as the
+named tuples of `nlmcs.model.batch` (`Rates`, `OutputRows`, ...), which lays out a roll-out's
+rows once; the weight tables in `Tables` are changed in place. Names follow the paper: u weighs
+phi (relevance), v psi (labels), w f (output); D datapoints, R candidate rows (C + 1 per
+datapoint: its candidate sentences and NULL, or its latent states), Wz the words of the
+sentences the datapoints drew.
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 import numpy as np
 from numba import njit
 
+from nlmcs.model.batch import RELEASE
 from nlmcs.model.kernels.labels import label_marginals, softmax_into
-
-RELEASE, CONSISTENT = 0, 1
-"""`Rates.rule`: the hidden layers' factor k = (Q - R) Q (the 2011 release) or (R - Q) Q."""
-
-
-class Rates(NamedTuple):
-    """The constants of one roll-out's sweeps."""
-
-    passes: int
-    target: float  # the reward R the output layer learns (R - b under `ModelConfig.center`)
-    rule: int  # RELEASE or CONSISTENT (the expected rule has its own sweeps)
-    alpha: float  # learning rate of w
-    l2: float  # L2 penalty of w
-    h_alpha: float  # learning rate of u and v
-    h_l2: float  # L2 penalty of u and v
-    temperature: float  # of the hidden softmax layers
-
-
-class OutputRows(NamedTuple):
-    """f of every datapoint, as sparse entries."""
-
-    slot: np.ndarray  # (E,) w slots
-    val: np.ndarray  # (E,) values
-    row: np.ndarray  # (E,) datapoint of each entry
-    n: int  # D
-
-
-class Candidates(NamedTuple):
-    """Where each datapoint's candidate rows lie among all R rows (datapoint after datapoint)."""
-
-    row_owner: np.ndarray  # (R,) datapoint of each row
-    row_start: np.ndarray  # (D,) first row of each datapoint
-    chosen_row: np.ndarray  # (D,) the row its sampled y is
-
-
-class SharedPhi(NamedTuple):
-    """phi of every candidate row, with the word entries of each candidate set and action type
-    stored once for all datapoints that share them (`nlmcs.model.batch.SharedRows`)."""
-
-    slot: np.ndarray  # the sets' word entries, set after set
-    val: np.ndarray
-    row: np.ndarray  # candidate row of each entry within its set
-    start: np.ndarray  # (G+1,) first entry of each set
-    first_row: np.ndarray  # (G,) first row of each set among all sets' rows
-    owner_set: np.ndarray  # (D,) set of each datapoint
-    own_slot: np.ndarray  # each datapoint's own entries (overlap counts, NULL)
-    own_val: np.ndarray
-    own_row: np.ndarray  # their rows among all R rows
-
-
-class Phi(NamedTuple):
-    """phi of every candidate row, entry by entry."""
-
-    slot: np.ndarray
-    val: np.ndarray
-    row: np.ndarray  # (entries,) candidate row among all R rows
-
-
-class Labels(NamedTuple):
-    """psi of the words of the sentences the datapoints drew, 3 label rows per word: its 7
-    static slots, its parent label's slot and the slots of the flags it has, each value 1
-    (`FeatureRows.label_rows`)."""
-
-    static: np.ndarray  # (Wz, 3, 7) static v slots under each label
-    parent: np.ndarray  # (Wz,) the parent's drawn label, ROOT under the root
-    flags: np.ndarray  # (Wz, 3) bool: state / unit / action word
-    owner: np.ndarray  # (Wz,) datapoint of each word
-    label: np.ndarray  # (Wz,) its drawn label
-    flag_slots: np.ndarray  # (3, 3) v slots of each flag under each label
-    plabel_slots: np.ndarray  # (4, 3) v slots of each parent label under each label
-
-
-class RowQ(NamedTuple):
-    """The weight-free terms of every candidate row's Q with the labels in expectation
-    (`nlmcs.model.batch.RowQRows`): a signature held several times is scored once."""
-
-    row_src: np.ndarray  # (R,) distinct row each candidate row reads
-    row_sig: np.ndarray  # (Ru,) distinct signature of each distinct row
-    game_slot: np.ndarray  # game feature slots of the distinct signatures
-    game_owner: np.ndarray  # their signature
-    lang_slot: np.ndarray  # language (or latent) output entries of the distinct rows
-    lang_val: np.ndarray
-    lang_row: np.ndarray
-    pred_slot: np.ndarray  # predicate entries, 2 per candidate word (labels action, state)
-    pred_val: np.ndarray
-    pred_idx: np.ndarray  # 2 word + label of each entry
-    word_row: np.ndarray  # (Wc,) distinct row of each candidate word
-    parent: np.ndarray  # (Wc,) parent word, -1 under the root
-    order: np.ndarray  # (Wc,) the words, parents first
-    static: np.ndarray  # (K, 3, 7) v slots of each distinct (manual word, flags)
-    flags: np.ndarray  # (K, 3) its flags
-    pair: np.ndarray  # (Wc,) distinct (word, flags) of each candidate word
-
-
-class Tables(NamedTuple):
-    """The weight tables, changed in place."""
-
-    u: np.ndarray
-    v: np.ndarray
-    w: np.ndarray
 
 
 @njit(cache=True)
