@@ -113,6 +113,7 @@ def _from_run_record(path: Path, data: dict) -> dict:
         out.pop("steps", None)  # a full game's steps are its turn limit
     if "twin_seed" not in spec:  # recorded before twins were drawn per game: one, of seed 0
         out["twin_seed"] = 0
+    _refuse_removed(path, out)  # first: a run that cannot be replayed needs no note
     changed = replay_changes(spec)
     if changed:
         notice.info("%s: the same settings, but not the same games: %s changed after commit "

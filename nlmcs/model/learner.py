@@ -20,8 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from nlmcs.model import reference
-from nlmcs.model.batch import CONSISTENT, RELEASE, Batch, Rates, SharedPhi, Tables, build
+from nlmcs.model.batch import Batch, build
 from nlmcs.model.compiled import sweeps
+from nlmcs.model.kernels.sweep_inputs import CONSISTENT, RELEASE, Rates, SharedPhi, Tables
 from nlmcs.model.network import Decision, ValueNetwork
 
 

@@ -13,19 +13,19 @@ def warm_up(expected: bool = False) -> None:
     for it. `expected`: also the sweeps of that rule."""
     import numpy as np
 
-    from nlmcs.model import batch
     from nlmcs.model.kernels import scoring, sweeps
+    from nlmcs.model.kernels import sweep_inputs as si
 
     i0, f0 = np.zeros(0, np.int64), np.zeros(0)
     table = np.zeros(4)
     slots3, slots4 = np.zeros((3, 3), np.int64), np.zeros((4, 3), np.int64)
     no_words = np.zeros((0, 3))
     no_flags = np.zeros((0, 3), np.bool_)
-    inputs = scoring.ScoreInputs(0, i0, i0, i0, f0, f0, 0.0, f0, f0, np.zeros((0, 2)),
+    score_inputs = scoring.ScoreInputs(0, i0, i0, i0, f0, f0, 0.0, f0, f0, np.zeros((0, 2)),
                                  np.zeros((0, 2)), f0, True, np.zeros(2), no_words, no_words,
                                  no_flags, True, table, slots3, slots4, 1.0, 0.0)
-    scoring.text_scores(*inputs)
-    scoring.text_expected(*inputs, no_words, no_flags)
+    scoring.text_scores(*score_inputs)
+    scoring.text_expected(*score_inputs, no_words, no_flags)
     scoring.action_sums(*scoring.ActionInputs(i0, f0, f0, f0, f0, np.zeros((0, 2)), table, i0,
                                               np.zeros((0, 2), np.int64), 0.0, f0))
     scoring.draw(np.ones(1), 0.5)
@@ -34,15 +34,15 @@ def warm_up(expected: bool = False) -> None:
                                              np.zeros(2), f0, i0, i0, 0, 0, f0))
     sweeps.output_rows(i0, f0, np.zeros((0, 2, 2), np.int64), f0, np.zeros((0, 2)), i0,
                        np.zeros(2, np.int64), True)
-    one = batch.OutputRows(np.zeros(1, np.int64), np.ones(1), np.zeros(1, np.int64), 1)
-    rates = batch.Rates(1, 0.0, batch.RELEASE, 0.0, 0.0, 0.0, 0.0, 1.0)
-    cand = batch.Candidates(i0, i0, i0)
-    labels = batch.Labels(np.zeros((0, 3, 7), np.int64), i0, no_flags, i0, i0, slots3, slots4)
-    tables = batch.Tables(table, table.copy(), table.copy())
-    sweeps.shared_sweeps(rates, one, cand, batch.SharedPhi(i0, f0, i0, np.zeros(1, np.int64),
+    one = si.OutputRows(np.zeros(1, np.int64), np.ones(1), np.zeros(1, np.int64), 1)
+    rates = si.Rates(1, 0.0, si.RELEASE, 0.0, 0.0, 0.0, 0.0, 1.0)
+    cand = si.Candidates(i0, i0, i0)
+    labels = si.Labels(np.zeros((0, 3, 7), np.int64), i0, no_flags, i0, i0, slots3, slots4)
+    tables = si.Tables(table, table.copy(), table.copy())
+    sweeps.shared_sweeps(rates, one, cand, si.SharedPhi(i0, f0, i0, np.zeros(1, np.int64),
                                                             i0, i0, i0, f0, i0),
                          labels, tables)
     if expected:
-        rq = batch.RowQ(i0, i0, i0, i0, i0, f0, i0, i0, f0, i0, i0, i0, i0,
+        rq = si.RowQ(i0, i0, i0, i0, i0, f0, i0, i0, f0, i0, i0, i0, i0,
                          np.zeros((0, 3, 7), np.int64), no_flags, i0)
-        sweeps.expected_sweeps(rates, one, cand, batch.Phi(i0, f0, i0), labels, rq, tables)
+        sweeps.expected_sweeps(rates, one, cand, si.Phi(i0, f0, i0), labels, rq, tables)

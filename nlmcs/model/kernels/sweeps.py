@@ -5,8 +5,9 @@ rule) and the output rows of a drawn decision (`output_rows`).
 A sweep scores every datapoint with the weights it starts from, then applies all their steps
 together; `passes` sweeps per roll-out. `nlmcs.model.reference.update` is the plain numpy version
 these are tested against (within 1e-9, and the same games). The sweeps take their inputs as the
-named tuples of `nlmcs.model.batch` (`Rates`, `OutputRows`, ...), which lays out a roll-out's
-rows once; the weight tables in `Tables` are changed in place. Names follow the paper: u weighs
+named tuples of `nlmcs.model.kernels.sweep_inputs` (`Rates`, `OutputRows`, ...), which
+`nlmcs.model.batch` fills with a roll-out's rows once; the weight tables in `Tables` are changed
+in place. Names follow the paper: u weighs
 phi (relevance), v psi (labels), w f (output); D datapoints, R candidate rows (C + 1 per
 datapoint: its candidate sentences and NULL, or its latent states), Wz the words of the
 sentences the datapoints drew.
@@ -17,8 +18,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from nlmcs.model.batch import RELEASE
 from nlmcs.model.kernels.labels import label_marginals, softmax_into
+from nlmcs.model.kernels.sweep_inputs import RELEASE
 
 
 @njit(cache=True)
