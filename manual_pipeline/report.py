@@ -1,7 +1,8 @@
 """Plain-text views of stored manuals: the ingest summary, parse tables, and the list of manuals.
 
-These return strings; the CLI prints them. The counts mirror the figures DESIGN §4 quotes for the
-Civilization II manual (sentences, words per sentence, vocabulary) so the two can be compared.
+These return strings; the CLI prints them. The counts are the figures Branavan et al. give for
+the Civilization II manual (2,083 sentences, 16.7 words per sentence, vocabulary 3,638), so the
+two can be compared.
 """
 
 from __future__ import annotations

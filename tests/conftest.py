@@ -1,6 +1,6 @@
 """Every test runs with NLMCS_DATA pointing into the session's temporary folder, so no test reads
 or writes the user's own store; tests that need an empty store set their own. The browser tests
-share one way to start Debian's chromium (DESIGN §10)."""
+share one way to start Debian's chromium (Playwright with executable_path=/usr/bin/chromium)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The relevance report in a real headless browser (Debian's chromium driven by Playwright, see
-DESIGN §10): it renders offline with no console errors, asks for nothing over the network, every
+"""The relevance report in a real headless browser (Debian's chromium driven by Playwright):
+it renders offline with no console errors, asks for nothing over the network, every
 image decodes, and a screenshot is taken. Skips, saying why, where chromium or Playwright is
 missing (`apt-get install chromium`, `pip install playwright`; `playwright install` is not
 needed)."""

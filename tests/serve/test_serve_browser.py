@@ -1,5 +1,5 @@
 """The browser client end to end: a real server (uvicorn on a free loopback port) and a real
-headless browser (Debian's chromium driven by Playwright, DESIGN §10). The test opens the page,
+headless browser (Debian's chromium driven by Playwright). The test opens the page,
 starts a game, founds a city, changes its production, moves a unit, asks the text agent, ends
 the turn and checks that the game's corpus log holds exactly those decisions; a screenshot is
 taken (and copied to $NLMCS_SCREENSHOT when set). Skips, saying why, where chromium or
