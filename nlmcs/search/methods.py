@@ -48,6 +48,8 @@ class Method:
 
 METHODS: dict[str, Method] = {m.name: m for m in (
     Method("uct", "a UCT tree per agent, roll-out policy beyond the tree", "uct"),
+    Method("q0", "MC search with Q = 0: epsilon-random roll-outs, nothing learned (the control "
+           "every learned model must beat)", "mc"),
     Method("linear", "MC search, Q = w . x over action x agent x state labels", "mc",
            model="linear"),
     Method("nonlinear", "MC search, four-layer network with 10 latent states, no text", "mc",
@@ -145,6 +147,11 @@ def _mc_planner(method: Method, *, game, manual, search_config, model_config, se
     from nlmcs.model.network import ValueNetwork
     from nlmcs.search.mc import MCPlanner
 
+    if method.model is None:
+        from nlmcs.search.evaluator import ConstantEvaluator
+
+        return MCPlanner(game=game, evaluator=ConstantEvaluator(), config=search_config,
+                         seed=seed, prior=prior, rollout_policy=rollout_policy)
     config = dataclasses.replace(model_config, kind=method.model)
     index = None
     if method.reads != "nothing":

@@ -42,7 +42,9 @@ def test_cli_parser_loads_neither_numpy_nor_the_model():
 def test_method_table_speaks_one_vocabulary():
     kinds = set(typing.get_args(ModelKind))
     for method in METHODS.values():
-        if method.planner == "mc":
+        if method.name == "q0":  # the learning control: the MC loop with no model at all
+            assert method.planner == "mc" and method.model is None and method.reads == "nothing"
+        elif method.planner == "mc":
             assert method.model in kinds
             # every MC method but the random twin and the corpus hybrid is named for its model
             assert method.name == method.model or method.reads == "random-twin" or (
@@ -54,7 +56,7 @@ def test_method_table_speaks_one_vocabulary():
         get_method("nope")
 
 
-@pytest.mark.parametrize("method", PAPER_METHODS + ("flat-ucb",))
+@pytest.mark.parametrize("method", PAPER_METHODS + ("flat-ucb", "q0"))
 def test_each_method_builds_the_planner_its_table_row_names(method):
     game = ToyGame(units=1, max_turns=2)
     planner = make_planner(method, game=game, manual=make_manual(),
@@ -63,7 +65,9 @@ def test_each_method_builds_the_planner_its_table_row_names(method):
     row = METHODS[method]
     expected = {"mc": "MCPlanner", "uct": "UCTPlanner", "flat-ucb": "FlatUCBPlanner"}
     assert type(planner).__name__ == expected[row.planner]
-    if row.planner == "mc":
+    if method == "q0":
+        assert type(planner.core.evaluator).__name__ == "ConstantEvaluator"
+    elif row.planner == "mc":
         net = planner.core.evaluator.net
         assert net.config.kind == row.model
         assert (net.index is not None) == (row.reads != "nothing")
