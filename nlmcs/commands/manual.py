@@ -78,6 +78,20 @@ def register(sub) -> None:
         func=_list,
     )
 
+    stats = add_command(
+        actions,
+        "stats",
+        help="what each manual offers a reader: game words per sentence, action and state words "
+             "together, structure beyond its twin's word salad, and its advice's audited worth",
+        example="nlmcs manual stats civ-guide freeciv-classic --csv results/advice/manuals.csv",
+        func=_stats,
+    )
+    stats.add_argument("names", nargs="+", help="stored manual names (or artifact directories)")
+    stats.add_argument("--audits", type=Path, default=Path("results/advice"),
+                       help="folder of advice audits, one sub-folder per manual (default: "
+                            "results/advice)")
+    stats.add_argument("--csv", type=Path, help="also write the table as CSV")
+
 
 def register_bench(bench_sub) -> None:
     bench = add_command(
@@ -163,4 +177,27 @@ def _bench(args: argparse.Namespace) -> int:
 
     result = bench_manual(source=args.source, sentences=args.sentences)
     print(format_table(("measure", "value"), result.rows()))
+    return 0
+
+
+def _stats(args: argparse.Namespace) -> int:
+    from manual_pipeline.report import format_table
+    from manual_pipeline.twins import seeded_twin
+    from nlmcs.advice.readability import readability_rows
+    from nlmcs.files import check_output, write_csv_rows
+    from nlmcs.games import make_game
+    from nlmcs.games.civ.labels import vocabulary
+    from nlmcs.model.manuals import resolve_manual
+
+    if args.csv is not None:
+        check_output(args.csv, what="CSV file", make_parent=True)
+    manuals = [resolve_manual(name) for name in args.names]
+    twins = [seeded_twin(m, 0) for m in manuals]
+    audits = [args.audits / m.name for m in manuals]
+    rows = readability_rows(manuals, twins, vocabulary(make_game("civ").tables), audits)
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    print(format_table(("measure", *(r["manual"] for r in rows)),
+                       [(k, *(str(r.get(k, "-")) for r in rows)) for k in keys[1:]]))
+    if args.csv is not None:
+        print(f"written: {write_csv_rows(args.csv, rows)}")
     return 0

@@ -222,3 +222,27 @@ def _step_labels(s, u, kind: str, d) -> tuple[str, ...]:
     if nt in s.city_at:
         words.append("city")
     return tuple(words)
+
+
+STATE_WORDS = ("river", "coast", "city", "capital", "enemy", "friendly", "fortified", "veteran",
+               "wounded", "border", "small", "large", "growing", "hungry", "starving", "unhappy",
+               "walls", "barracks", "granary", "civilization")
+"""Every state word above that is not a ruleset name (terrain, special, improvement)."""
+
+
+def vocabulary(tables) -> dict[str, frozenset[str]]:
+    """Every label this module can give, by what it labels ("agent", "state", "action"): what
+    a rule written in the game's words (the advice audit's rules file) may name."""
+    improvements = tuple(name for name, _ in IMPROVEMENT_BITS)
+    step = ("move", "attack", "enemy", "city", *DIRECTIONS, *tables.terrain_names,
+            *tables.unit_names)
+    actions = {word for words in _FIXED.values() for word in words}
+    actions.update(step)
+    actions.update(f"build {name}" for name in tables.item_names)
+    actions.update(f"research {name}" for name in tables.tech_names)
+    return {
+        "agent": frozenset((*tables.unit_names, "city", "civilization")),
+        "state": frozenset((*tables.terrain_names, *tables.resource_names, *improvements,
+                            *STATE_WORDS)),
+        "action": frozenset(actions),
+    }

@@ -1,0 +1,397 @@
+"""What a manual's advice is worth without a reader: each rule followed vs broken, paired seeds.
+
+For game i (seed `game_seed(S, i)`, as ablations draw theirs) the base player (the built-in AI,
+or any search method) plays the opponent once as itself and, for every rule, once following it
+and once breaking it (`nlmcs.advice.policy`). A game runs to the longest horizon, and its score
+margin (player 0 minus the opponent) and result are read at every horizon on the way: the state
+at turn 20 of a 100-turn game is the end state of a 20-turn game, since nothing in the rules
+looks at the turn limit before it is reached. A game over early (one side eliminated) counts its
+final state at the later horizons.
+
+The run folder holds `audit.json` (what was played) and `games.jsonl` (one line per seed, all its
+arms, fsynced as it ends), so a stopped audit resumes where it stopped; the tables and the plot
+are rebuilt from those rows.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from nlmcs import __version__
+from nlmcs.errors import UserInputError
+from nlmcs.experiments.ablation.stats import discordant, mean_se, sign_test, signed_rank_test
+from nlmcs.games.runner import GameHook, play_game
+
+AUDIT_FORMAT = "nlmcs-advice-audit/1"
+ROW_FORMAT = "nlmcs-advice-game/1"
+SPEC_NAME, ROWS_NAME = "audit.json", "games.jsonl"
+
+
+@dataclass(frozen=True)
+class AuditSpec:
+    """Everything an audit plays (the number of games may grow; nothing else may change)."""
+
+    manual: str
+    manual_sha256: str | None
+    rules_file: str
+    rules_sha256: str
+    rules: tuple[str, ...]
+    turns: tuple[int, ...]
+    games: int
+    seed: int
+    base: str = "builtin:normal"
+    opponent: str = "builtin:normal"
+    map: str = "small"
+    max_turns: int | None = None
+    """The game's turn limit; None = the longest horizon."""
+    rollouts: int = 30
+    depth: int = 5
+    """Budget of a search base (ignored by scripted bases)."""
+
+    @property
+    def limit(self) -> int:
+        return self.max_turns or max(self.turns)
+
+    def identity(self) -> dict:
+        ident = asdict(self)
+        del ident["games"]
+        return json.loads(json.dumps({"format": AUDIT_FORMAT, "version": __version__, **ident}))
+
+    def arms(self) -> list[tuple[str, str | None, str | None]]:
+        """(label, rule, mode): the base itself, then each rule followed and broken."""
+        out = [("base", None, None)]
+        for name in self.rules:
+            out += [(f"follow:{name}", name, "follow"), (f"break:{name}", name, "break")]
+        return out
+
+
+def check_spec(spec: AuditSpec) -> None:
+    if not spec.turns or min(spec.turns) < 1:
+        raise UserInputError("--turns needs positive horizons, e.g. 20,50,100")
+    if len(set(spec.turns)) != len(spec.turns):
+        raise UserInputError("--turns names a horizon twice")
+    if spec.max_turns is not None and max(spec.turns) > spec.max_turns:
+        raise UserInputError(f"--turns {max(spec.turns)} is longer than the game's turn limit "
+                             f"(--max-turns {spec.max_turns})")
+    if spec.games < 1:
+        raise UserInputError(f"--games must be at least 1, got {spec.games}")
+
+
+class _Horizons(GameHook):
+    """Reads the score margin and the result of player 0 at each horizon."""
+
+    def __init__(self, turns: Sequence[int]):
+        self.turns = sorted(turns)
+        self.seen: dict[int, dict] = {}
+
+    def on_turn_end(self, state) -> None:
+        if state.turn in self.turns:
+            self.seen[state.turn] = _snapshot(state)
+
+    def on_end(self, state, result) -> None:
+        for h in self.turns:  # over early: the final state stands for the later horizons
+            self.seen.setdefault(h, _snapshot(state))
+
+
+def _snapshot(state) -> dict:
+    scores = [float(state.score(p)) for p in range(state.num_players)]
+    if state.is_terminal():
+        winner = state.winner()
+    else:
+        best = max(scores)
+        winner = scores.index(best) if scores.count(best) == 1 else None
+    stats = state.stats(0)
+    return {"turn": int(state.turn), "score": scores[0], "opponent_score": max(scores[1:]),
+            "margin": round(scores[0] - max(scores[1:]), 6), "win": winner == 0,
+            "cities": int(stats.get("cities", 0)), "techs": int(stats.get("techs", 0))}
+
+
+_GAMES: dict = {}
+
+
+def audit_game(spec: AuditSpec):
+    from nlmcs.games import make_game
+
+    key = (spec.map, spec.limit)
+    if key not in _GAMES:
+        _GAMES[key] = make_game("civ", preset=spec.map, max_turns=spec.limit)
+    return _GAMES[key]
+
+
+def base_policy(spec: AuditSpec, game, seed: int):
+    """The base player: a scripted policy by its spec, or a search method as a player."""
+    from nlmcs.search.methods import METHODS
+
+    name = spec.base.partition(":")[0]
+    if name not in METHODS:
+        return game.policy(spec.base), None
+    from nlmcs.experiments.play import make_player
+    from nlmcs.search.config import SearchConfig
+    from nlmcs.search.planner import PlannerPolicy
+
+    planner = make_player(spec.base, game=game, opponent=spec.opponent, seed=seed,
+                          search_config=SearchConfig(rollouts=spec.rollouts, depth=spec.depth,
+                                                     workers=1))  # fmt: skip
+    return PlannerPolicy(planner, spec.base), planner
+
+
+def play_seed(spec: AuditSpec, rules, index: int, seed: int, fingerprint: str) -> dict:
+    """Every arm of game `index`: one stored line."""
+    from nlmcs.advice.policy import AdvisedPolicy
+
+    game = audit_game(spec)
+    by_name = {r.name: r for r in rules}
+    arms = []
+    for label, rule, mode in spec.arms():
+        base, planner = base_policy(spec, game, seed)
+        player = base if rule is None else AdvisedPolicy(base, by_name[rule], mode)
+        hook = _Horizons(spec.turns)
+        try:
+            play_game(game, {0: player, **{p: game.policy(spec.opponent)
+                                           for p in range(1, game.num_players)}},
+                      seed=seed, hooks=[hook])  # fmt: skip
+        finally:
+            if planner is not None:
+                planner.close()
+        arms.append({"arm": label, "rule": rule, "mode": mode,
+                     "changes": getattr(player, "changes", 0),
+                     "horizons": {str(h): hook.seen[h] for h in spec.turns}})
+    return {"format": ROW_FORMAT, "index": index, "seed": seed, "fingerprint": fingerprint,
+            "version": __version__, "arms": arms}
+
+
+def _play_job(args) -> dict:
+    return play_seed(*args)
+
+
+# --- the run folder ----------------------------------------------------------------------------
+
+def fingerprint(spec: AuditSpec) -> str:
+    text = json.dumps(spec.identity(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def read_rows(folder: Path) -> list[dict]:
+    """The stored lines of an audit folder; a damaged line is one error naming it."""
+    path = Path(folder) / ROWS_NAME
+    if not path.exists():
+        return []
+    rows = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                row = None
+            if not isinstance(row, dict) or row.get("format") != ROW_FORMAT or not isinstance(
+                    row.get("arms"), list) or not isinstance(row.get("index"), int):
+                if not line.endswith("\n"):  # a line cut by a crash: its seed is played again
+                    continue
+                raise UserInputError(f"{path}: line {number} is not an audit row; delete it "
+                                     "(its seed will be played again)")
+            rows.append(row)
+    return rows
+
+
+def start_folder(folder: Path, spec: AuditSpec) -> list[dict]:
+    """Check (or create) the folder for `spec`; returns the rows already stored."""
+    from nlmcs.files import read_document, write_atomic
+
+    folder = Path(folder)
+    path = folder / SPEC_NAME
+    if path.exists():
+        stored = read_document(path, what="audit record", max_bytes=1 << 20)
+        if stored.get("identity") != spec.identity():
+            changed = sorted(k for k in set(stored.get("identity", {})) | set(spec.identity())
+                             if stored.get("identity", {}).get(k) != spec.identity().get(k))
+            raise UserInputError(f"{folder}: holds another audit (differs in "
+                                 f"{', '.join(changed)}); give another --out")
+    else:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UserInputError(f"{folder}: cannot create the audit folder ({err.strerror})"
+                                 ) from None
+    write_atomic(path, json.dumps({"identity": spec.identity(), "games": spec.games,
+                                   "fingerprint": fingerprint(spec)}, indent=2) + "\n")
+    rows = read_rows(folder)
+    fp = fingerprint(spec)
+    return [r for r in rows if r.get("fingerprint") == fp]
+
+
+def run_audit(spec: AuditSpec, rules, folder: Path, *, workers: int = 1,
+              progress: Callable[[int, int], None] | None = None) -> list[dict]:
+    """Play the seeds not yet stored; returns every stored row of this audit."""
+    from nlmcs.experiments.ablation.spec import game_seed
+    from nlmcs.experiments.ablation.store import append_row
+
+    check_spec(spec)
+    rows = start_folder(folder, spec)
+    done = {r["index"] for r in rows}
+    fp = fingerprint(spec)
+    todo = [(spec, rules, i, game_seed(spec.seed, i), fp) for i in range(spec.games)
+            if i not in done]
+    total = spec.games
+    if progress:
+        progress(len(done & set(range(total))), total)
+    out = Path(folder) / ROWS_NAME
+
+    def keep(row: dict) -> None:
+        append_row(out, row)
+        rows.append(row)
+        if progress:
+            progress(1, 0)
+
+    if workers <= 1 or len(todo) <= 1:
+        for job in todo:
+            keep(_play_job(job))
+    else:
+        from nlmcs.experiments.pool import local_pool
+
+        with local_pool(workers) as pool:
+            for row in pool.map(_play_job, todo, chunksize=max(1, len(todo) // (8 * workers))):
+                keep(row)
+    return [r for r in rows if r["index"] < total]
+
+
+# --- the tables --------------------------------------------------------------------------------
+
+def summarise(rows: Iterable[dict], spec: AuditSpec) -> list[dict]:
+    """Per rule and horizon: follow vs break on the seeds both played (paired), and each
+    against the base."""
+    by_arm: dict[str, dict[int, dict]] = {}
+    for row in rows:
+        for arm in row["arms"]:
+            by_arm.setdefault(arm["arm"], {})[row["index"]] = arm
+    out = []
+    for rule in spec.rules:
+        follow, broken = by_arm.get(f"follow:{rule}", {}), by_arm.get(f"break:{rule}", {})
+        base = by_arm.get("base", {})
+        seeds = sorted(set(follow) & set(broken) & set(base))
+        for h in spec.turns:
+            key = str(h)
+
+            def col(arms: dict, field: str, key=key, seeds=seeds) -> np.ndarray:
+                return np.array([arms[i]["horizons"][key][field] for i in seeds], dtype=float)
+
+            fm, bm, base_m = col(follow, "margin"), col(broken, "margin"), col(base, "margin")
+            fw, bw = col(follow, "win"), col(broken, "win")
+            worth, worth_se = mean_se(fm - bm)
+            f_only, b_only = discordant(fw.astype(bool), bw.astype(bool))
+            fb, fb_se = mean_se(fm - base_m)
+            bb, bb_se = mean_se(bm - base_m)
+            out.append({
+                "rule": rule, "turns": h, "pairs": len(seeds),
+                "worth": _r(worth), "worth_se": _r(worth_se),
+                "sd": _r(float(np.std(fm - bm, ddof=1)) if len(seeds) > 1 else math.nan),
+                "signed_rank_p": float(signed_rank_test(fm - bm)),
+                "follow_win": _r(fw.mean() if len(seeds) else math.nan),
+                "break_win": _r(bw.mean() if len(seeds) else math.nan),
+                "win_diff": _r((fw.mean() - bw.mean()) if len(seeds) else math.nan),
+                "follow_only": f_only, "break_only": b_only,
+                "sign_p": float(sign_test(f_only, b_only)),
+                "follow_vs_base": _r(fb), "follow_vs_base_se": _r(fb_se),
+                "break_vs_base": _r(bb), "break_vs_base_se": _r(bb_se),
+                "base_margin": _r(base_m.mean() if len(seeds) else math.nan),
+                "follow_changes": _r(np.mean([follow[i]["changes"] for i in seeds])
+                                     if seeds else math.nan, 1),
+                "break_changes": _r(np.mean([broken[i]["changes"] for i in seeds])
+                                    if seeds else math.nan, 1),
+            })  # fmt: skip
+    return out
+
+
+def _r(x: float, digits: int = 3) -> float:
+    return round(float(x), digits) if x is not None and math.isfinite(float(x)) else math.nan
+
+
+def _fmt(x: float, digits: int = 2, sign: bool = True) -> str:
+    if x is None or not math.isfinite(x):
+        return "-"
+    return f"{x:+.{digits}f}" if sign else f"{x:.{digits}f}"
+
+
+def markdown(summary: Sequence[dict], spec: AuditSpec, command: str = "") -> str:
+    lines = [f"# Advice audit: {spec.manual} ({Path(spec.rules_file).name})", "",
+             f"Base {spec.base} (player 0) vs {spec.opponent}, {spec.map} map, seeds "
+             f"game_seed({spec.seed}, i). Worth = paired score margin following the rule minus "
+             "breaking it (se), Wilcoxon signed-rank p; wins: follow % vs break %, exact sign "
+             "test on discordant pairs. Follow/break vs base: paired margin against the "
+             "unmodified base. Changes: actions the rule replaced per game.", ""]
+    if command:
+        lines += [f"Command: `{command}`", ""]
+    lines += ["| rule | turns | pairs | worth (se) | p | win % follow / break | sign p | "
+              "follow - base | break - base | changes follow / break |",
+              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in summary:
+        lines.append(
+            f"| {r['rule']} | {r['turns']} | {r['pairs']} | {_fmt(r['worth'])} "
+            f"({_fmt(r['worth_se'], sign=False)}) | {r['signed_rank_p']:.2g} | "
+            f"{100 * r['follow_win']:.1f} / {100 * r['break_win']:.1f} | {r['sign_p']:.2g} | "
+            f"{_fmt(r['follow_vs_base'])} ({_fmt(r['follow_vs_base_se'], sign=False)}) | "
+            f"{_fmt(r['break_vs_base'])} ({_fmt(r['break_vs_base_se'], sign=False)}) | "
+            f"{_fmt(r['follow_changes'], 1, False)} / {_fmt(r['break_changes'], 1, False)} |")
+    return "\n".join(lines) + "\n"
+
+
+def worth_figure(summary: Sequence[dict], spec: AuditSpec) -> bytes:
+    """Rules x horizons: the worth of following each rule, with its standard error."""
+    import matplotlib
+    import matplotlib.ticker
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nlmcs.experiments.ablation.plots import _png
+
+    rules, turns = list(spec.rules), list(spec.turns)
+    grid = np.full((len(rules), len(turns)), np.nan)
+    text = [["" for _ in turns] for _ in rules]
+    for r in summary:
+        i, j = rules.index(r["rule"]), turns.index(r["turns"])
+        grid[i, j] = r["worth"]
+        text[i][j] = f"{_fmt(r['worth'])}\n({_fmt(r['worth_se'], sign=False)})"
+    fig, ax = plt.subplots(figsize=(1.8 + 1.6 * len(turns), 1.0 + 0.55 * len(rules)))
+    # Symmetric log-like scale: worths span two orders of magnitude across horizons.
+    limit = float(np.nanmax(np.abs(grid))) if np.isfinite(grid).any() else 1.0
+    norm = matplotlib.colors.SymLogNorm(linthresh=0.5, vmin=-limit, vmax=limit)
+    im = ax.imshow(grid, cmap="RdBu", norm=norm, aspect="auto")
+    for i in range(len(rules)):
+        for j in range(len(turns)):
+            ax.text(j, i, text[i][j], ha="center", va="center", fontsize=8)
+    ax.set_xticks(range(len(turns)), [f"{t} turns" for t in turns])
+    ax.set_yticks(range(len(rules)), rules)
+    ax.set_title(f"What following each rule of {spec.manual} is worth\n(score margin, follow - "
+                 f"break; {spec.base} vs {spec.opponent}, {spec.map} map)", fontsize=9)
+    bar = fig.colorbar(im, ax=ax, label="points")
+    bar.ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    fig.tight_layout()
+    return _png(fig)
+
+
+def write_outputs(folder: Path, rows: Sequence[dict], spec: AuditSpec,
+                  command: str = "") -> tuple[list[dict], list[Path]]:
+    """games.csv (one row per seed, arm and horizon), summary.csv, summary.md and worth.png."""
+    from nlmcs.files import write_atomic, write_csv_rows
+
+    folder = Path(folder)
+    flat = [{"index": row["index"], "seed": row["seed"], "arm": arm["arm"],
+             "rule": arm["rule"] or "", "mode": arm["mode"] or "base", "horizon": int(h),
+             "changes": arm["changes"], **snap}
+            for row in sorted(rows, key=lambda r: r["index"]) for arm in row["arms"]
+            for h, snap in arm["horizons"].items()]  # fmt: skip
+    summary = summarise(rows, spec)
+    paths = [write_csv_rows(folder / "games.csv", flat),
+             write_csv_rows(folder / "summary.csv", summary),
+             write_atomic(folder / "summary.md", markdown(summary, spec, command)),
+             write_atomic(folder / "worth.png", worth_figure(summary, spec))]
+    return summary, paths

@@ -1,0 +1,174 @@
+"""Rules written as data, the players that follow or break them, and the audit's bookkeeping."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from nlmcs.advice.audit import AuditSpec, play_seed, read_rows, run_audit, summarise
+from nlmcs.advice.policy import AdvisedPolicy
+from nlmcs.advice.rules import default_rules_path, load_rules
+from nlmcs.cli import main
+from nlmcs.errors import UserInputError
+from nlmcs.games import make_game
+from nlmcs.games.base import Action
+from nlmcs.games.civ.labels import vocabulary
+from nlmcs.games.runner import play_game
+
+SENTENCE = "Build your first city at once."
+FIRST_CITY = f"""
+manual = "civ-guide"
+[[rule]]
+name = "first-city"
+sentences = ["{SENTENCE}"]
+agent = "settlers"
+civ_unless = ["city"]
+do = "build city"
+break_until = 4
+"""
+
+
+@pytest.fixture(scope="module")
+def game():
+    return make_game("civ", preset="small", max_turns=30)
+
+
+def rules_from(tmp_path, text, game, sentences=(SENTENCE,)):
+    path = tmp_path / "rules.advice.toml"
+    path.write_text(text)
+    return load_rules(path, vocabulary=vocabulary(game.tables), sentences=list(sentences))
+
+
+def test_the_shipped_guide_rules_name_only_the_games_labels(game):
+    path = default_rules_path("civ-guide")
+    assert path is not None and path.name == "civ-guide.advice.toml"
+    rules = load_rules(path, vocabulary=vocabulary(game.tables)).rules
+    assert {"first-city", "expand", "improve-land"} <= {r.name for r in rules}
+    expand = next(r for r in rules if r.name == "expand")
+    assert expand.recommends and expand.action == ("build settlers",)
+    assert expand.applies(("city",), ("city", "small", "growing"), ("civilization",))
+    assert not expand.applies(("city",), ("city", "small", "enemy"), ("civilization",))
+    assert not expand.applies(("settlers",), ("small",), ("civilization",))
+
+
+@pytest.mark.parametrize("change, message", [
+    (('agent = "settlers"', 'agent = "wizard"'), "'agent' names 'wizard': the game has no such"),
+    (('do = "build city"', 'do = "build spaceship"'), "'do' names 'build spaceship'"),
+    (('civ_unless = ["city"]', 'civ_unless = ["haunted"]'), "'civ_unless' names 'haunted'"),
+    ((SENTENCE, "Build a palace of gold."), "sentence not in the manual"),
+    (("break_until = 4", "break_until = 0"), "'break_until' must be a turn number"),
+    (("break_until = 4", 'avoid = "wait"'), "give exactly one of 'do' and 'avoid'"),
+    (("break_until = 4", 'colour = "red"'), "unknown key 'colour'"),
+])
+def test_a_bad_rule_is_one_line_naming_the_file_and_rule(tmp_path, game, change, message):
+    old, new = change
+    with pytest.raises(UserInputError) as err:
+        rules_from(tmp_path, FIRST_CITY.replace(old, new), game)
+    text = str(err.value)
+    assert message in text and "rules.advice.toml: rule 1" in text and "\n" not in text
+
+
+def test_a_rule_name_used_twice_is_refused(tmp_path, game):
+    with pytest.raises(UserInputError, match="used twice"):
+        rules_from(tmp_path, FIRST_CITY + FIRST_CITY.split("\n", 2)[2], game)
+
+
+class Waiting:
+    """A base that waits with every agent."""
+
+    name = "waiting"
+
+    def joint_action(self, state, player, rng):
+        return {agent: Action("wait") for agent in state.agents(player)}
+
+
+def test_following_enforces_the_action_and_breaking_forbids_it_until_its_turn(tmp_path, game):
+    rule = rules_from(tmp_path, FIRST_CITY, game).rules[0]
+    state = game.new_initial_state(3)
+    rng = np.random.default_rng(0)
+    settlers = [a for a in state.agents(0) if "settlers" in state.agent_labels(a)]
+    assert settlers
+    follow = AdvisedPolicy(Waiting(), rule, "follow")
+    joint = follow.joint_action(state, 0, rng)
+    assert all(joint[a] == Action("build_city") for a in settlers)
+    assert follow.changes == len(settlers)
+    ai = game.policy("builtin:normal")
+    founding = ai.joint_action(state, 0, np.random.default_rng(0))
+    assert Action("build_city") in founding.values()  # the AI founds at once: breaking matters
+    broken = AdvisedPolicy(ai, rule, "break").joint_action(state, 0, np.random.default_rng(0))
+    assert Action("build_city") not in broken.values()
+    state.turn = rule.break_until  # from that turn on the rule is no longer broken
+    late = AdvisedPolicy(ai, rule, "break").joint_action(state, 0, np.random.default_rng(0))
+    assert late == ai.joint_action(state, 0, np.random.default_rng(0))
+
+
+def test_a_horizon_reads_the_state_a_game_of_that_length_ends_in(tmp_path, game):
+    spec = AuditSpec(manual="civ-guide", manual_sha256=None, rules_file="r", rules_sha256="x",
+                     rules=("first-city",), turns=(6, 30), games=1, seed=0, max_turns=30)
+    rules = rules_from(tmp_path, FIRST_CITY, game).rules
+    row = play_seed(spec, rules, 0, 11, "fp")
+    assert [a["arm"] for a in row["arms"]] == ["base", "follow:first-city", "break:first-city"]
+    short = make_game("civ", preset="small", max_turns=6)
+    ai = short.policy("builtin:normal")
+    for arm in row["arms"]:
+        player = AdvisedPolicy(ai, rules[0], "break") if arm["mode"] == "break" else ai
+        result = play_game(short, {0: player, 1: short.policy("builtin:normal")}, seed=11)
+        six = arm["horizons"]["6"]
+        assert six["turn"] == 6
+        assert six["margin"] == pytest.approx(result.scores[0] - result.scores[1])
+        assert six["win"] == (result.winner == 0)
+    broken = next(a for a in row["arms"] if a["mode"] == "break")
+    assert broken["changes"] > 0
+
+
+def test_an_audit_resumes_and_refuses_another_audit_in_its_folder(tmp_path, game):
+    rules = rules_from(tmp_path, FIRST_CITY, game).rules
+    spec = AuditSpec(manual="civ-guide", manual_sha256=None, rules_file="r", rules_sha256="x",
+                     rules=("first-city",), turns=(5, 10), games=2, seed=4)
+    folder = tmp_path / "audit"
+    first = run_audit(spec, rules, folder)
+    more = AuditSpec(**{**spec.__dict__, "games": 3})
+    rows = run_audit(more, rules, folder)
+    assert sorted(r["index"] for r in rows) == [0, 1, 2]
+    stored = read_rows(folder)
+    assert len(stored) == 3 and stored[:2] == first  # the first two were not played again
+    with pytest.raises(UserInputError, match="holds another audit .*turns"):
+        run_audit(AuditSpec(**{**spec.__dict__, "turns": (5, 12)}), rules, folder)
+    summary = summarise(rows, more)
+    assert [(s["turns"], s["pairs"]) for s in summary] == [(5, 3), (10, 3)]
+    follow = {r["index"]: a for r in rows for a in r["arms"] if a["mode"] == "follow"}
+    broken = {r["index"]: a for r in rows for a in r["arms"] if a["mode"] == "break"}
+    worth = np.mean([follow[i]["horizons"]["10"]["margin"] - broken[i]["horizons"]["10"]["margin"]
+                     for i in range(3)])
+    assert summary[1]["worth"] == pytest.approx(worth, abs=1e-3)
+
+
+def test_a_damaged_audit_line_is_named(tmp_path, game):
+    folder = tmp_path / "audit"
+    folder.mkdir()
+    (folder / "games.jsonl").write_text(json.dumps({"format": "other"}) + "\n")
+    with pytest.raises(UserInputError, match="games.jsonl: line 1 is not an audit row"):
+        read_rows(folder)
+
+
+def test_audit_command_writes_its_tables_and_refuses_bad_input_in_one_line(tmp_path, capsys):
+    out = tmp_path / "run"
+    code = main(["advice", "audit", "--only", "first-city,improve-land", "--turns", "5,8",
+                 "--games", "2", "--seed", "1", "--out", str(out), "--no-progress"])
+    assert code == 0
+    assert {p.name for p in out.iterdir()} >= {"audit.json", "games.jsonl", "games.csv",
+                                               "summary.csv", "summary.md", "worth.png"}
+    assert "| first-city | 5 | 2 |" in capsys.readouterr().out
+    bad = [(["--turns", "5,200", "--max-turns", "100"], "longer than the game's turn limit"),
+           (["--only", "nope"], "no rule named nope"),
+           (["--base", "wizard"], "unknown player 'wizard'"),
+           (["--rules", str(tmp_path / "missing.toml")], "missing.toml")]
+    for extra, message in bad:
+        folder = tmp_path / "never"
+        code = main(["advice", "audit", "--games", "1", "--out", str(folder), "--no-progress",
+                     *extra])
+        err = capsys.readouterr().err.strip()
+        assert code == 2 and message in err and "\n" not in err, (extra, err)
+        assert not folder.exists()
