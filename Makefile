@@ -16,12 +16,18 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
-# The main job on shipped defaults: parse the strategy guide (its random-text twin is built on first
-# use) and run the quick ablation: every method on the same 20 small-map games against the
-# built-in AI, with the win table, paired tests and plots written to results/demo-ablation/.
+# The main job on shipped defaults: parse the strategy guide (its random-text twins are built on
+# first use), measure what three of its rules are worth to the built-in AI without a reader (the
+# advice audit: each rule followed vs broken, 50 paired seeds, 20/50/100 turns), then ask whether
+# the text model profits from reading at the horizon where that advice pays: text, its random-text
+# twin and the same network without text on 8 paired full 100-turn small-map games against the
+# built-in AI (the reading preset at a smaller budget). Tables, paired tests and plots go to
+# results/demo-advice/ and results/demo-reading/.
 demo: $(STAMP)
 	$(BIN)/nlmcs manual ingest data/manuals/civ-guide.md
-	$(BIN)/nlmcs ablation run --preset quick --out results/demo-ablation
+	$(BIN)/nlmcs advice audit --manual civ-guide --only first-city,expand,improve-land \
+	    --games 50 --seed 36 --workers 2 --out results/demo-advice
+	$(BIN)/nlmcs ablation run --preset reading-quick --out results/demo-reading
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

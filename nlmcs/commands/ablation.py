@@ -48,11 +48,10 @@ def register(sub) -> None:
                     help="play every method on the same seeds and store each game as it ends "
                          "(re-run the same command to resume)")  # fmt: skip
     g = p.add_argument_group("ablation")
-    g.add_argument("--preset", choices=sorted(PRESETS),
-                   help="quick: small map, full 12-turn games, 10 x 5 roll-outs, 20 games "
-                        "(minutes); paper: 40x25 map, 100 steps, 500 x 20, 200 games (the "
-                        "default settings); explicit options override the preset")  # fmt: skip
-    g.add_argument("--methods", help=f"comma-separated methods (default: "
+    g.add_argument("--preset", choices=list(PRESETS),
+                   help="; ".join(f"{name}: {p.help}" for name, p in PRESETS.items())
+                   + "; explicit options override the preset")
+    g.add_argument("--methods", help=f"comma-separated methods (default: the preset's, else "
                    f"{','.join(DEFAULT_METHODS)})")
     g.add_argument("--manual", default="civ-guide", help="manual of the text methods "
                    "(random-text reads a word-permuted twin of it, one per game)")
@@ -107,7 +106,8 @@ def register_bench(bench_sub) -> None:
 def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
     """The spec from the options: explicit options, else the preset's, else the defaults."""
     preset = get_preset(args.preset)
-    methods = tuple(csv_names(args.methods)) if args.methods else DEFAULT_METHODS
+    methods = tuple(csv_names(args.methods)) if args.methods else (preset.methods
+                                                                  or DEFAULT_METHODS)
     rollouts = (tuple(csv_ints(args.rollouts, "rollouts")) if args.rollouts
                 else preset.rollouts)  # fmt: skip
     # A preset's turn limit means full games, unless the user asked for a step count.

@@ -103,6 +103,18 @@ def test_presets_fill_in_what_the_options_leave_out():
     assert spec.game == "freeciv" and spec.steps == 9 and spec.game_options == {"max_turns": 9}
 
 
+def test_the_reading_presets_ask_the_reading_question_at_its_horizon():
+    parse = build_parser().parse_args
+    for name, rollouts, games in (("reading", 30, 100), ("reading-quick", 10, 8)):
+        spec, out = build_spec(parse(["ablation", "run", "--preset", name]))
+        assert spec.methods == ("text", "random-text", "nonlinear") and str(out) == f"runs/{name}"
+        assert spec.full_games and spec.steps == 100
+        assert spec.game_options == {"preset": "small", "max_turns": 100}
+        assert (spec.rollouts, spec.search.depth, spec.games) == ((rollouts,), 5, games)
+    spec, _ = build_spec(parse(["ablation", "run", "--preset", "reading", "--methods", "text,q0"]))
+    assert spec.methods == ("text", "q0")
+
+
 @pytest.mark.parametrize("action", ["run", "report", "status"])
 def test_help_ends_with_an_example(action, capsys):
     with pytest.raises(SystemExit):

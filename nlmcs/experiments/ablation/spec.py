@@ -41,16 +41,35 @@ class Preset:
     games: int
     max_turns: int | None = None
     """With a turn limit, games are played to it (full games), so each ends decided by score."""
+    methods: tuple[str, ...] | None = None
+    """None: `DEFAULT_METHODS`."""
+    help: str = ""
 
+
+READING_METHODS = ("text", "random-text", "nonlinear")
+"""The reading question: does the text beat its word salad, and the same network without text?"""
 
 PRESETS: dict[str, Preset] = {
     # Full 12-turn games on the small map: every game ends at the turn limit with the higher
     # score winning, as the paper preset's 100-step games end at the default 100-turn limit.
     # Measured on two shared cores: about 3 minutes for the five default methods (the two text
     # methods take ~85% of it: ~0.4 s per step at 10 x 5 on the small map).
-    "quick": Preset(map="small", steps=12, rollouts=(10,), depth=5, games=20, max_turns=12),
+    "quick": Preset(map="small", steps=12, rollouts=(10,), depth=5, games=20, max_turns=12,
+                    help="small map, full 12-turn games, 10 x 5 roll-outs, 20 games of the five "
+                         "default methods (minutes)"),
     # The release setting of Branavan et al.: 1,000-tile map, 100 steps, 500 roll-outs x 20.
-    "paper": Preset(map="default", steps=100, rollouts=(500,), depth=20, games=200),
+    "paper": Preset(map="default", steps=100, rollouts=(500,), depth=20, games=200,
+                    help="40x25 map, 100 steps, 500 x 20, 200 games (the default settings)"),
+    # The horizon where the guide's advice is worth enough to be read (docs/reading.md: the
+    # advice audit and the controls at 50 and 100 turns chose it).
+    "reading": Preset(map="small", steps=100, rollouts=(30,), depth=5, games=100, max_turns=100,
+                      methods=READING_METHODS,
+                      help="small map, full 100-turn games, 30 x 5, 100 games of text, "
+                           "random-text and nonlinear (about an hour on two cores)"),
+    # The same question in a few minutes: what `make demo` runs.
+    "reading-quick": Preset(map="small", steps=100, rollouts=(10,), depth=5, games=8,
+                            max_turns=100, methods=READING_METHODS,
+                            help="the reading preset at 10 x 5 roll-outs and 8 games (minutes)"),
 }
 DEFAULT_PRESET = "paper"
 """What an option left out means when no preset is named."""
