@@ -132,7 +132,8 @@ def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
         steps = int(max_turns)
     else:
         steps = args.steps if args.steps is not None else preset.steps
-    options = game_entry(args.game).options(map_preset=ns.map, max_turns=ns.max_turns)
+    options = game_entry(args.game).options(map_preset=ns.map, max_turns=ns.max_turns,
+                                            variant=ns.variant)
     spec = AblationSpec(
         methods=methods, rollouts=rollouts,
         games=args.games if args.games is not None else preset.games, seed=args.seed,

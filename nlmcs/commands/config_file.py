@@ -102,7 +102,7 @@ def _from_run_record(path: Path, data: dict) -> dict:
     options = spec.get("game_options", {})
     if not isinstance(options, dict):
         raise UserInputError(f"{path}: game_options must be a table")
-    renamed = {"preset": "map", "max_turns": "max_turns"}
+    renamed = {"preset": "map", "max_turns": "max_turns", "variant": "variant"}
     for key, value in options.items():
         if key not in renamed:
             raise UserInputError(f"{path}: game_options.{key} is not an option of "

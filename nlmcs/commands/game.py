@@ -85,6 +85,8 @@ def _map_options(p) -> None:
     p.add_argument("--width", type=COUNT, help="map width (overrides the preset)")
     p.add_argument("--height", type=COUNT, help="map height (overrides the preset)")
     p.add_argument("--ruleset", default="classic", help="ruleset name or JSON path")
+    p.add_argument("--variant", default="", help="rule variant: sacred-terrain or "
+                   "sacred-terrain-end (default: none)")
 
 
 def _check_ruleset(name: str | None) -> None:
@@ -97,7 +99,7 @@ def _config(args, turns: int | None = None):
     from nlmcs.games.civ import CivConfig
 
     _check_ruleset(args.ruleset)
-    overrides = {"ruleset": args.ruleset}
+    overrides = {"ruleset": args.ruleset, "variant": args.variant}
     if args.width is not None:
         overrides["width"] = args.width
     if args.height is not None:

@@ -64,7 +64,13 @@ def register(sub) -> None:
         example="nlmcs manual show civ-guide --grep settlers --limit 3",
         func=_show,
     )
-    show.add_argument("name", help="stored manual name (or artifact directory)")
+    show.add_argument("name", nargs="?", default="civ-guide",
+                      help="stored manual name (or artifact directory; default civ-guide)")
+    show.add_argument("--variant", help="print the rule sentence a game of this rule variant "
+                      "adds to the manual (sacred-terrain, sacred-terrain-end) for --seed")
+    show.add_argument("--seed", type=SEED, default=0, help="the variant game's seed (default 0)")
+    show.add_argument("--map", default="default",
+                      help="the variant game's map preset (default, small, tiny)")
     show.add_argument("--sentence", type=int_option(low=0), metavar="I",
                       help="show sentence number I")
     show.add_argument("--grep", metavar="WORD", help="show sentences containing WORD (or its stem)")
@@ -145,6 +151,9 @@ def _show(args: argparse.Namespace) -> int:
     from manual_pipeline.report import format_sentence, select_sentences
     from manual_pipeline.store import load_manual
 
+    if args.variant:
+        return _show_rule(args)
+
     manual = load_manual(args.name)
     ids = select_sentences(manual, sentence=args.sentence, grep=args.grep, limit=args.limit)
     if args.sentence is not None and not ids:
@@ -155,6 +164,21 @@ def _show(args: argparse.Namespace) -> int:
         print(f"{manual.name}: no sentence contains {args.grep!r}")
         return 1
     print("\n\n".join(format_sentence(manual, i) for i in ids))
+    return 0
+
+
+def _show_rule(args: argparse.Namespace) -> int:
+    """The sacred terrain of a variant game and the sentence its manual gains."""
+    from nlmcs.games import game_entry, make_game
+    from nlmcs.model.variant_manuals import game_rule
+
+    game = make_game("civ", **game_entry("civ").options(map_preset=args.map, max_turns=None,
+                                                        variant=args.variant))
+    rule = game_rule(game, args.seed)
+    wrong = game_rule(game, args.seed, mismatched=True)
+    print(f"{args.variant}, seed {args.seed}, {args.map} map: sacred terrain {rule.sacred} "
+          f"(paraphrase {rule.paraphrase}); the mismatched manual names {wrong.terrain}")
+    print(f"{args.name} + sentence: {rule.sentence}")
     return 0
 
 

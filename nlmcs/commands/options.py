@@ -112,13 +112,18 @@ def add_game_options(p) -> None:
     p.add_argument("--map", default="default", help=f"map preset ({maps})")
     p.add_argument("--max-turns", type=COUNT, default=None,
                    help="game turn limit (default: game's)")
+    variants = "; ".join(f"{e.name}: {', '.join(e.variants)}" for e in entries if e.variants)
+    p.add_argument("--variant", default=None,
+                   help=f"rule variant, stated only in each game's manual ({variants}; "
+                        "default: none)")
 
 
 def make_game(args):
     from nlmcs.games import game_entry
     from nlmcs.games import make_game as by_name
 
-    options = game_entry(args.game).options(map_preset=args.map, max_turns=args.max_turns)
+    options = game_entry(args.game).options(map_preset=args.map, max_turns=args.max_turns,
+                                            variant=getattr(args, "variant", None))
     return by_name(args.game, **options)
 
 

@@ -10,7 +10,7 @@ progress callback and the decision log are hooks of that loop (`PlannerSteps`,
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TextIO
@@ -63,7 +63,8 @@ def make_player(method: str, *, game: Game, opponent: str, seed: int, manual=Non
 def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int, steps: int,
          log_path: Path | None = None, log_states: bool = False,
          log_header: Mapping | None = None,
-         on_step: Callable[[int, dict], None] | None = None) -> PlayResult:
+         on_step: Callable[[int, dict], None] | None = None,
+         extra_hooks: Sequence[GameHook] = ()) -> PlayResult:
     """Play `planner` as player 0 against `game.policy(opponent)` for up to `steps` real steps,
     then close the planner.
 
@@ -74,14 +75,15 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
     bug, raised rather than written as a bare `NaN`). With
     `log_states` the log also holds a game record first (with `log_header`'s fields, e.g. the
     manual and configurations), each step's state before its decisions, the final state and
-    the result (`nlmcs.experiments.relevance.log` describes them).
+    the result (`nlmcs.experiments.relevance.log` describes them). `extra_hooks` watch the
+    game too (an ablation's variant game counts foundings).
     """
     policies: dict[int, Policy] = {0: PlannerPolicy(planner, method)}
     policies.update({p: game.policy(opponent) for p in range(1, game.num_players)})
     # The game's chance draws from a stream of its own, apart from the map's (seeded `seed`).
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
     steps_hook = PlannerSteps(planner, method=method, seed=seed, on_step=on_step)
-    hooks: list[GameHook] = [steps_hook]
+    hooks: list[GameHook] = [steps_hook, *extra_hooks]
     out = None
     try:
         if log_path is not None:

@@ -31,6 +31,8 @@ class GameEntry:
     """Map presets its `preset` option takes, the default first; () for a game without them."""
     map_help: str = ""
     """What the presets are, for `--map`'s help."""
+    variants: tuple[str, ...] = ()
+    """Rule variants its `variant` option takes (`--variant`); () for a game without them."""
     action_kinds: Callable[[], tuple[str, ...]] | None = None
     """Every action kind its agents may choose, loaded on first use; the corpus reader refuses
     a recorded decision of another kind. None: the reader does not check kinds."""
@@ -38,12 +40,20 @@ class GameEntry:
     """The game that a recorded configuration (`game.config.to_dict()`, as a corpus log's or a
     decision log's header holds it) describes; None when the game records none."""
 
-    def options(self, *, map_preset: str | None, max_turns: int | None) -> dict:
-        """`make`'s keyword options for the command line's `--map` and `--max-turns` (a game
-        without maps takes no preset)."""
+    def options(self, *, map_preset: str | None, max_turns: int | None,
+                variant: str | None = None) -> dict:
+        """`make`'s keyword options for the command line's `--map`, `--max-turns` and
+        `--variant` (a game without maps takes no preset; no variant adds no option, so plain
+        games keep the options they always had)."""
         kwargs: dict = {"preset": map_preset} if self.maps else {}
         if max_turns is not None:
             kwargs["max_turns"] = max_turns
+        if variant:
+            if variant not in self.variants:
+                known = ", ".join(self.variants) or "none"
+                raise UserInputError(f"unknown variant {variant!r} of game {self.name!r} "
+                                     f"(known: {known})")
+            kwargs["variant"] = variant
         return kwargs
 
     def rebuild(self, config: dict | None):
@@ -143,6 +153,7 @@ def _freeciv(**kwargs):
 register_game(GameEntry(
     name="civ", summary="the FreeCiv-style engine of this package", make=_civ, simulated=True,
     maps=("default", "small", "tiny"), map_help="default 40x25, small 16x12, tiny 10x8",
+    variants=("sacred-terrain", "sacred-terrain-end"),
     action_kinds=_civ_kinds, from_config=_civ_from_config,
 ))  # fmt: skip
 register_game(GameEntry(

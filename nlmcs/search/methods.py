@@ -9,6 +9,10 @@ at the root), and `uct-corpus` / `flat-ucb-corpus`, the same planners informed b
 `text-corpus` joins the two: the text model's MC search with its root choices biased by the corpus
 policy (`nlmcs.search.mc_rollouts`).
 
+For the rule variants of the civ game (`nlmcs.games.civ.variants`): `text-mismatched` reads the
+manual with another game's rule sentence, and the scripted arms `oracle` / `oracle-blind` play the
+built-in AI with / without knowing the rule (`nlmcs.search.scripted`).
+
 Everything heavy (the model, the manual, scikit-learn for the naive-Bayes prior) is imported only
 when a planner that needs it is built.
 """
@@ -37,11 +41,12 @@ class Method:
 
     name: str
     summary: str
-    planner: Literal["mc", "uct", "flat-ucb"]
+    planner: Literal["mc", "uct", "flat-ucb", "script"]
     model: ModelKind | None = None
     """The value network's kind (MC methods only)."""
-    reads: Literal["nothing", "manual", "random-twin"] = "nothing"
-    """Which text the model reads: none, the manual, or its word-permuted twin."""
+    reads: Literal["nothing", "manual", "random-twin", "mismatched"] = "nothing"
+    """Which text the model reads: none, the manual, its word-permuted twin, or (variant games)
+    the manual stating another game's rule."""
     corpus: bool = False
     """Seeded by corpus priors (and, when asked, corpus-informed roll-outs)."""
 
@@ -66,7 +71,15 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            corpus=True),
     Method("text-corpus", "the full text model, root choices biased by the corpus policy", "mc",
            model="text", reads="manual", corpus=True),
+    Method("text-mismatched", "the full text model on a manual stating another game's rule "
+           "(variant games)", "mc", model="text", reads="mismatched"),
+    Method("oracle", "the built-in AI knowing the variant game's rule (scripted, no search)",
+           "script"),
+    Method("oracle-blind", "the built-in AI without the rule (scripted, no search)", "script"),
 )}  # fmt: skip
+
+VARIANT_METHODS = ("text-mismatched",)
+"""Methods that only mean something in a variant game."""
 
 PAPER_METHODS = ("uct", "linear", "nonlinear", "relevance-only", "text", "random-text")
 """The methods of Branavan et al. (2011) (need no corpus)."""
@@ -128,6 +141,10 @@ def make_planner(
             else "policy"
         prior, search_config, policy = _corpus_parts(game, search_config,
                                                      corpus or CorpusOptions(), seed, kind)
+    if method.planner == "script":
+        from nlmcs.search.scripted import ScriptedPlanner
+
+        return ScriptedPlanner(game=game, knows_rule=name == "oracle")
     if method.planner == "mc":
         return _mc_planner(method, game=game, manual=manual, search_config=search_config,
                            model_config=model_config or ModelConfig(), seed=seed, prior=prior,
@@ -155,6 +172,8 @@ def _mc_planner(method: Method, *, game, manual, search_config, model_config, se
     config = dataclasses.replace(model_config, kind=method.model)
     index = None
     if method.reads != "nothing":
+        # A variant ablation hands each game its own manual (already the twin or the
+        # mismatched one); elsewhere random-text makes its twin here.
         text = random_twin(manual) if method.reads == "random-twin" else manual
         index = load_index(text, min_count=config.min_count)
     evaluator = NetworkEvaluator(ValueNetwork(config, index))

@@ -46,8 +46,9 @@ def test_method_table_speaks_one_vocabulary():
             assert method.planner == "mc" and method.model is None and method.reads == "nothing"
         elif method.planner == "mc":
             assert method.model in kinds
-            # every MC method but the random twin and the corpus hybrid is named for its model
-            assert method.name == method.model or method.reads == "random-twin" or (
+            # every MC method but the random twin, the mismatched manual and the corpus hybrid is
+            # named for its model
+            assert method.name == method.model or method.reads in ("random-twin", "mismatched") or (
                 method.corpus and method.name == f"{method.model}-corpus")
         else:
             assert method.model is None and method.reads == "nothing"

@@ -56,11 +56,19 @@ def play_game_job(job: GameJob) -> dict:
     planner = make_player(arm.method, game=game, opponent=spec.opponent, seed=job.seed,
                           manual=job.manual, corpus=spec.corpus, search_config=search,
                           model_config=spec.model)  # fmt: skip
+    hooks = []
+    if spec.variant:
+        from nlmcs.experiments.ablation.foundings import FoundingsHook
+
+        hooks.append(FoundingsHook())
     result = play(game=game, planner=planner, method=arm.method, opponent=spec.opponent,
-                  seed=job.seed, steps=spec.steps)  # fmt: skip
+                  seed=job.seed, steps=spec.steps, extra_hooks=hooks)  # fmt: skip
     config = getattr(game, "config", None)
-    return game_row(job, result, wall_seconds=time.perf_counter() - started,
-                    game_config=config.to_dict() if hasattr(config, "to_dict") else {})
+    row = game_row(job, result, wall_seconds=time.perf_counter() - started,
+                   game_config=config.to_dict() if hasattr(config, "to_dict") else {})
+    if hooks:
+        row["foundings"] = hooks[0].summary()
+    return row
 
 
 def _play_freeciv_job(job: GameJob) -> dict:

@@ -5,6 +5,8 @@ wins, losses, undecided, win % with standard error, mean seconds per step, mean 
 games: the papers' table), `pairs.csv` (every arm against every other on their shared seeds;
 see `stats`), `winrate.png`, and with several roll-out budgets `strength_vs_time.png`
 (win % against seconds per step, the papers' figure). Draws count as undecided in the table.
+A run of a rule variant (`--variant`) adds `foundings.csv` and a table of foundings on the
+sacred terrain to `summary.md` (`foundings_report`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,9 @@ from nlmcs.files import write_atomic
 GAME_COLUMNS = ("arm", "method", "rollouts", "game", "seed", "outcome", "winner", "finished",
                 "steps", "score", "opponent_score", "margin", "seconds_per_step", "wall_seconds",
                 "host", "finished_at", "version", "fingerprint")  # fmt: skip
+FOUNDING_COLUMNS = ("terrain", "cities", "sacred", "sacred_reachable", "sacred_steps",
+                    "chance_share")
+"""A variant game's `foundings` fields, as games.csv columns."""
 BOOTSTRAP_REPS = 10_000
 
 
@@ -150,6 +155,11 @@ def summary_markdown(arms: list[ArmSummary], pairs: list[PairTest], *, title: st
     return "\n".join(lines) + "\n"
 
 
+def _flat(row: dict) -> dict:
+    """A row with its variant `foundings` fields as columns of their own."""
+    return {**row, **(row.get("foundings") or {})}
+
+
 def _csv(records: list[dict], columns) -> str:
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore")
@@ -190,14 +200,29 @@ def write_report(folder: Path, *, strict: bool = True) -> Report:
         title += ("\n\nOn a local FreeCiv 3.0 server against FreeCiv's AI, played as a player "
                   "(fog of war); no observer connection, no savegame reading. The winner has "
                   "the higher of FreeCiv's final scores.")
+    variant = (spec.get("game_options") or {}).get("variant")
+    if variant:
+        title += f"; rule variant {variant}"
     outputs = {
-        "games.csv": _csv(rows, GAME_COLUMNS),
+        "games.csv": _csv([_flat(r) for r in rows],
+                          GAME_COLUMNS + (FOUNDING_COLUMNS if variant else ())),
         "summary.csv": _csv([asdict(s) for s in report.arms], [f.name for f in
                             fields(ArmSummary)]),
         "pairs.csv": _csv([asdict(t) for t in report.pairs], [f.name for f in
                           fields(PairTest)]),
         "summary.md": summary_markdown(report.arms, report.pairs, title=title, seed=seed),
     }  # fmt: skip
+    if variant:
+        from nlmcs.experiments.ablation.foundings_report import (
+            FoundingSummary,
+            founding_markdown,
+            founding_summaries,
+        )
+
+        found = founding_summaries(rows, order)
+        outputs["summary.md"] += founding_markdown(found, variant)
+        outputs["foundings.csv"] = _csv([asdict(s) for s in found],
+                                        [f.name for f in fields(FoundingSummary)])
     for name, text in outputs.items():
         write_atomic(folder / name, text)
         report.files.append(folder / name)

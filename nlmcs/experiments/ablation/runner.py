@@ -77,9 +77,9 @@ def load_texts(spec: AblationSpec) -> dict[str, object]:
 
     reads = {get_method(m).reads for m in spec.methods} - {"nothing"}
     texts: dict[str, object] = {}
-    if "manual" in reads or "random-twin" in reads:
+    if reads:
         texts["manual"] = resolve_manual(spec.manual)
-    if "random-twin" in reads and spec.twin_seed is not None:
+    if "random-twin" in reads and spec.twin_seed is not None and not spec.variant:
         texts["random-twin"] = resolve_manual(random_twin(spec.manual, seed=spec.twin_seed))
     return texts
 
@@ -87,12 +87,35 @@ def load_texts(spec: AblationSpec) -> dict[str, object]:
 def with_text(job: GameJob, texts: dict[str, object]) -> GameJob:
     """The job with the twin its game reads, when that is the game's own: built from the
     game's seed (its word order cached in the manual store) now, so that only the games in
-    flight hold one."""
+    flight hold one. In a variant game every text method reads a manual of the game's own
+    (`nlmcs.model.variant_manuals.text_for_game`), built here the same way."""
+    spec = job.spec
+    reads = get_method(job.arm.method).reads
+    if spec.variant and reads != "nothing":
+        from nlmcs.model.variant_manuals import text_for_game
+
+        text = text_for_game(texts["manual"], _variant_game(spec), job.seed, reads,
+                             twin_seed=spec.twin_seed)
+        return dataclasses.replace(job, manual=text)
     if job.twin_seed is None:
         return job
     from nlmcs.model.manuals import random_twin
 
     return dataclasses.replace(job, manual=random_twin(texts["manual"], seed=job.twin_seed))
+
+
+_GAMES: dict[str, object] = {}
+
+
+def _variant_game(spec: AblationSpec):
+    """The spec's game, built once per process (its maps give each seed's sacred terrain)."""
+    from nlmcs.games import make_game
+
+    key = spec.fingerprint()
+    if key not in _GAMES:
+        _GAMES.clear()
+        _GAMES[key] = make_game(spec.game, **spec.game_options)
+    return _GAMES[key]
 
 
 def _check_game(spec: AblationSpec) -> None:
@@ -120,7 +143,7 @@ def plan_jobs(spec: AblationSpec, *, done: set[tuple[str, int]],
         for arm in spec.arms():
             if (arm.label, i) not in done:
                 reads = get_method(arm.method).reads
-                own_twin = reads == "random-twin" and spec.twin_seed is None
+                own_twin = reads == "random-twin" and spec.twin_seed is None and not spec.variant
                 jobs.append(GameJob(spec, arm, i, seed, fp, texts.get(reads),
                                     seed if own_twin else None))
     return jobs

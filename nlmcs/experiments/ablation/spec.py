@@ -144,6 +144,14 @@ class AblationSpec:
             raise UserInputError(f"--seed must be 0 or more, got {self.seed}")
         if self.twin_seed is not None and self.twin_seed < 0:
             raise UserInputError(f"--twin-seed must be 0 or more, got {self.twin_seed}")
+        if not self.variant and any(get_method(m).reads == "mismatched" for m in self.methods):
+            raise UserInputError("text-mismatched reads another game's rule: it needs a "
+                                 "variant game (--variant)")
+
+    @property
+    def variant(self) -> str:
+        """The game's rule variant ("" for none); in its game options, so in the identity."""
+        return str(self.game_options.get("variant") or "")
 
     def arms(self) -> list[Arm]:
         several = len(self.rollouts) > 1

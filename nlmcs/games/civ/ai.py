@@ -47,6 +47,11 @@ LEVELS = {
                      "mathematics", "pottery", "horseback riding", "the wheel")),
 }
 SITE_SPACING = 3  # the AI leaves two tiles between its cities (Chebyshev distance 3)
+SACRED_SITE_BONUS = 40.0
+"""What a site on the sacred terrain adds to its value for the AI that knows a variant's rule
+(about the value of a good site, so any sacred site in reach beats any other)."""
+FIRST_DETOUR = 3
+"""Steps the rule-knowing AI walks its first settlers to a sacred site before founding."""
 
 
 def _dist(w: int, a: int, b: int) -> int:
@@ -85,11 +90,21 @@ def land_distances(s, tile: int) -> list[int]:
     return dist
 
 
-def site_values(s) -> tuple[list[float], list[int]]:
+def site_values(s, sacred: int = -1) -> tuple[list[float], list[int]]:
     """Static city-site value per tile (food counts double) and the good sites, best first.
     Cached on the shared map, so it uses the bare terrain (no improvements): every state on the
-    map, cloned or reloaded, sees the same values."""
+    map, cloned or reloaded, sees the same values. With `sacred` (a terrain), the values the
+    rule-knowing AI uses: sites on that terrain get `SACRED_SITE_BONUS`."""
     cache = s.map.ai_cache
+    if sacred >= 0:
+        key = ("sites", sacred)
+        if key not in cache:
+            values, _ = site_values(s)
+            terr = s.map.terr
+            values = [v + SACRED_SITE_BONUS if v > 0 and terr[t] == sacred else v
+                      for t, v in enumerate(values)]
+            cache[key] = (values, _good_sites(values))
+        return cache[key]
     if "sites" not in cache:
         m = s.map
         values = [0.0] * m.n
@@ -101,25 +116,31 @@ def site_values(s) -> tuple[list[float], list[int]]:
                 f, sh, tr = tile_output(s, r, k == 0, 0)  # terrain only: the map is shared
                 total += 2 * f + sh + 0.5 * tr
             values[t] = total + (3 if m.riv[t] else 0) + (2 if m.coast[t] else 0)
-        land = sorted((v for v in values if v > 0), reverse=True)
-        cut = land[len(land) // 2] if land else 0
-        cache["sites"] = (values, sorted((t for t in range(m.n) if values[t] >= cut and cut > 0),
-                                         key=lambda t: -values[t]))
+        cache["sites"] = (values, _good_sites(values))
     return cache["sites"]
 
 
-def nearby_sites(s, tile: int) -> tuple[tuple[int, float], ...]:
+def _good_sites(values: list[float]) -> list[int]:
+    """The tiles valued at least the median land tile, best first."""
+    land = sorted((v for v in values if v > 0), reverse=True)
+    cut = land[len(land) // 2] if land else 0
+    return sorted((t for t in range(len(values)) if values[t] >= cut and cut > 0),
+                  key=lambda t: -values[t])
+
+
+def nearby_sites(s, tile: int, sacred: int = -1) -> tuple[tuple[int, float], ...]:
     """`(site, value - 3 x steps)` for the city sites within ten steps over land of `tile`, best
     first for a settler standing there (ties in `site_values` order); memoised on the shared map
-    because terrain never changes."""
-    cache = s.map.ai_cache.get("nearby")
+    because terrain never changes. `sacred`: as in `site_values`."""
+    name = "nearby" if sacred < 0 else ("nearby", sacred)
+    cache = s.map.ai_cache.get(name)
     if cache is None:
-        cache = s.map.ai_cache["nearby"] = {}
+        cache = s.map.ai_cache[name] = {}
     hit = cache.get(tile)
     if hit is None:
         if len(cache) > 2000:
             cache.clear()
-        values, sites = site_values(s)
+        values, sites = site_values(s, sacred)
         reach = land_distances(s, tile)
         near = [(values[t] - 3 * reach[t], k, t) for k, t in enumerate(sites) if reach[t] <= 10]
         near.sort(key=lambda x: (-x[0], x[1]))
@@ -150,19 +171,24 @@ def spacing_blocked(s) -> frozenset[int]:
 
 
 class BuiltinAI:
-    """`joint_action` gives every agent of `player` one rule-based action."""
+    """`joint_action` gives every agent of `player` one rule-based action.
+
+    `knows_rule`: in a variant game, the AI knows which terrain is sacred (the ablations'
+    oracle): its settlers prefer sacred sites. In a plain game it changes nothing."""
 
     kind = "builtin"
 
-    def __init__(self, level: str = "normal"):
+    def __init__(self, level: str = "normal", *, knows_rule: bool = False):
         if level not in LEVELS:
             raise UserInputError(f"unknown AI level {level!r} (known: {', '.join(LEVELS)})")
         self.level_name = level
         self.level = LEVELS[level]
-        self.name = f"builtin:{level}"
+        self.knows_rule = knows_rule
+        self.name = f"builtin:{level}" + ("+rule" if knows_rule else "")
 
     def joint_action(self, state, player: int, rng: np.random.Generator) -> dict[AgentId, Action]:
-        return _Turn(state, player, self.level, rng).plan()
+        sacred = state.map.sacred if self.knows_rule else -1
+        return _Turn(state, player, self.level, rng, sacred).plan()
 
 
 class _Turn:
@@ -171,8 +197,10 @@ class _Turn:
     Planning never changes the state, so whatever depends only on it (enemy proximity, the
     defenders each city needs, tile jobs, the rally point) is worked out at most once a turn."""
 
-    def __init__(self, s, player: int, level: AILevel, rng: np.random.Generator):
+    def __init__(self, s, player: int, level: AILevel, rng: np.random.Generator,
+                 sacred: int = -1):
         self.s, self.player, self.level, self.rng = s, player, level, rng
+        self.sacred = sacred  # the sacred terrain the AI knows of, -1 for none
         self.w = w = s.map.width
         self.T = T = s.tables
         self.own_cities = [c for c in s.cities.values() if c.owner == player]
@@ -240,7 +268,8 @@ class _Turn:
         hit = self._sites.get(tile)
         if hit is None:
             blocked = self.blocked_sites()
-            hit = self._sites[tile] = any(t not in blocked for t, _ in nearby_sites(self.s, tile))
+            hit = self._sites[tile] = any(t not in blocked
+                                          for t, _ in nearby_sites(self.s, tile, self.sacred))
         return hit
 
     def blocked_sites(self) -> frozenset[int]:
@@ -337,12 +366,16 @@ class _Turn:
 
     def settle(self, u, options: list[Action]) -> Action | None:
         s = self.s
-        values, sites = site_values(s)
+        values, sites = site_values(s, self.sacred)
         blocked = self.blocked_sites()
 
         def free(t: int) -> bool:
             return t not in blocked and t not in self.claimed
 
+        if self.sacred >= 0:
+            act = self.settle_sacred(u, options, free)
+            if act is not None:
+                return act
         if legal.BUILD_CITY in options and u.tile not in self.claimed:
             first = not self.own_cities and not self.claimed
             good = bool(sites) and free(u.tile) and values[u.tile] >= values[sites[-1]]
@@ -351,7 +384,7 @@ class _Turn:
                 return legal.BUILD_CITY
         # The best-scoring free site not near an enemy (the first in site order on a tie).
         best = None
-        for t, _ in nearby_sites(s, u.tile):
+        for t, _ in nearby_sites(s, u.tile, self.sacred):
             if free(t) and not self.enemy_near(t, 2) and s.owner_at(t) in (-1, u.owner):
                 best = t
                 break
@@ -359,6 +392,28 @@ class _Turn:
             return None
         self.claimed.add(best)
         return self.step_towards(u, best, options) or legal.WAIT
+
+    def settle_sacred(self, u, options: list[Action], free) -> Action | None:
+        """The rule-knowing AI: found on a free sacred tile, or walk to the nearest free one
+        in reach (within `FIRST_DETOUR` steps for the first city, ten steps later); None when
+        none is in reach (the usual rule decides)."""
+        s, terr, sacred = self.s, self.s.map.terr, self.sacred
+        if terr[u.tile] == sacred and legal.BUILD_CITY in options and free(u.tile):
+            self.claimed.add(u.tile)
+            return legal.BUILD_CITY
+        first = not self.own_cities
+        reach = land_distances(s, u.tile)
+        target = None
+        for t, _ in nearby_sites(s, u.tile, sacred):
+            if (terr[t] == sacred and free(t) and (not first or reach[t] <= FIRST_DETOUR)
+                    and not self.enemy_near(t, 2) and s.owner_at(t) in (-1, u.owner)
+                    and legal.can_found_city(s, t)):
+                target = t
+                break
+        if target is None:
+            return None
+        self.claimed.add(target)
+        return self.step_towards(u, target, options) or legal.WAIT
 
     def work(self, u, options: list[Action]) -> Action:
         s = self.s

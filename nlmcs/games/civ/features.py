@@ -21,10 +21,16 @@ from nlmcs.games.civ.tables import BUSY, FORTIFIED, FORTIFYING, IRRIGATION, MINE
 
 def score(s, player: int) -> float:
     """FreeCiv's civilization score, the parts this game has: one per citizen, two per tech,
-    a tenth per unit built and a third per enemy unit killed."""
+    a tenth per unit built and a third per enemy unit killed; in the sacred-terrain-end variant,
+    once the game is over, points per own city on the sacred terrain (`variants.end_points`)."""
     pl = s.players[player]
     citizens = sum(c.size for c in s.cities.values() if c.owner == player)
-    return citizens + 2 * pl.techs.bit_count() + pl.built / 10 + pl.killed / 3
+    total = citizens + 2 * pl.techs.bit_count() + pl.built / 10 + pl.killed / 3
+    if s._over and s.game.sacred_end:
+        from nlmcs.games.civ.variants import end_points
+
+        total += end_points(s, player)
+    return total
 
 
 def stats(s, player: int) -> dict[str, float]:

@@ -13,7 +13,7 @@ import numpy as np
 
 from nlmcs.errors import UserInputError
 from nlmcs.games.base import Game, Policy
-from nlmcs.games.civ import features, serialize
+from nlmcs.games.civ import features, serialize, variants
 from nlmcs.games.civ.mapgen import MapData, check_size, generate_map, start_tiles
 from nlmcs.games.civ.ruleset import load_ruleset
 from nlmcs.games.civ.state import CivState
@@ -29,6 +29,8 @@ class CivConfig:
     num_players: civilizations on the map (2 by default; more are allowed).
     max_turns: the game ends after this many turns; the higher score then wins.
     land_fraction: share of the map that is land.
+    variant: "" (the plain game) or a rule variant of `variants.VARIANTS` whose rule (a sacred
+        terrain drawn per seed) only the game's manual states.
     """
 
     ruleset: str = "classic"
@@ -37,6 +39,7 @@ class CivConfig:
     num_players: int = 2
     max_turns: int = 100
     land_fraction: float = 0.55
+    variant: str = ""
 
     @classmethod
     def small(cls, **overrides) -> CivConfig:
@@ -52,7 +55,12 @@ class CivConfig:
         return cls(**{**presets[name], **overrides})
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The fields, without `variant` when there is none (so plain games record what they
+        recorded before variants existed)."""
+        out = dataclasses.asdict(self)
+        if not self.variant:
+            del out["variant"]
+        return out
 
 
 class CivGame(Game):
@@ -69,6 +77,7 @@ class CivGame(Game):
             raise UserInputError(f"max_turns {config.max_turns!r} must be a positive integer")
         if not 0.2 <= config.land_fraction <= 0.9:
             raise UserInputError(f"land_fraction {config.land_fraction!r} is out of range")
+        variants.check_variant(config.variant)
         self.config = config
         self.num_players = config.num_players
         self.ruleset = load_ruleset(config.ruleset)
@@ -83,6 +92,9 @@ class CivGame(Game):
         # Agent name -> (kind, id), see legal.agent_key.
         self.agent_keys: dict[str, tuple[str, int]] = {}
         self.state_features = features.extractors(self.tables)  # (name, extractor) in order
+        # What the variant's sacred terrain does (both 0 in the plain game).
+        self.sacred_citizens = variants.EXTRA_CITIZENS if config.variant == variants.SACRED else 0
+        self.sacred_end = config.variant == variants.SACRED_END
 
     def __getstate__(self) -> dict:
         # The feature extractors are closures over the tables: rebuilt, not pickled.
@@ -101,6 +113,8 @@ class CivGame(Game):
                 self._maps.clear()
             c = self.config
             m = generate_map(self.tables, c.width, c.height, seed, c.land_fraction)
+            if c.variant:
+                m = dataclasses.replace(m, sacred=variants.sacred_terrain(self.tables, m, seed))
             self._maps[seed] = (m, start_tiles(self.tables, m, c.num_players, seed))
         return self._maps[seed]
 

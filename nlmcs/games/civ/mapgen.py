@@ -44,6 +44,9 @@ class MapData:
     land_adjacent: tuple[tuple[int, ...], ...]  # the land neighbours alone
     land_moves: tuple[tuple[Action, ...], ...]  # the "move" actions towards them
     too_close: tuple[tuple[int, ...], ...]  # tiles nearer than citymindist (Chebyshev)
+    # The sacred terrain of a variant game (`variants`), -1 without one: drawn once per seed,
+    # so every clone shares it and the JSON state carries it.
+    sacred: int = -1
     # Memo tables filled lazily by the rules (tile outputs, tile words); keyed by tile and
     # improvement bits, so they stay valid for every state on this map.
     tile_cache: dict = field(default_factory=dict, repr=False)
@@ -66,7 +69,8 @@ def check_size(width: int, height: int, *, low: int = MIN_SIDE) -> None:
             raise UserInputError(f"map {name} {v!r} is out of range ({low}..{MAX_SIDE})")
 
 
-def build_map(tables: Tables, width: int, height: int, terrain, resource, river) -> MapData:
+def build_map(tables: Tables, width: int, height: int, terrain, resource, river, *,
+              sacred: int = -1) -> MapData:
     """Wrap terrain arrays into a MapData with its derived per-tile tables."""
     check_size(width, height, low=1)
     n = width * height
@@ -120,7 +124,7 @@ def build_map(tables: Tables, width: int, height: int, terrain, resource, river)
         land_adjacent=tuple(tuple(nb for nb in row if nb >= 0 and not ocean[nb]) for row in nbrs),
         land_moves=tuple(tuple(MOVE[d] for d, nb in enumerate(row) if nb >= 0 and not ocean[nb])
                          for row in nbrs),
-        too_close=tuple(too_close),
+        too_close=tuple(too_close), sacred=sacred,
     )
 
 

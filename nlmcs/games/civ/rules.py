@@ -243,7 +243,10 @@ def found_city(s, owner: int, tile: int):
     cid = s.next_id
     s.next_id += 1
     capital = not any(c.owner == owner and c.capital for c in s.cities.values())
-    city = City(cid, owner, tile, size=1, build=s.tables.default_build, capital=capital,
+    size = 1
+    if s.game.sacred_citizens and s.map.terr[tile] == s.map.sacred:
+        size += s.game.sacred_citizens  # the sacred-terrain variant's rule
+    city = City(cid, owner, tile, size=size, build=s.tables.default_build, capital=capital,
                 founded=s.turn)
     s.cities[cid] = city
     s.city_at[tile] = cid

@@ -51,6 +51,8 @@ def state_to_json(s) -> dict:
             "rivers": [t for t, r in enumerate(m.riv) if r],
             "improvements": [[t, [n for n, b in IMPROVEMENT_BITS if imp & b]]
                              for t, imp in enumerate(s.improvements) if imp],
+            # A variant game's sacred terrain (`variants`); absent in the plain game.
+            **({"sacred": T.terrain_names[m.sacred]} if m.sacred >= 0 else {}),
         },
         "players": [
             {"techs": [T.tech_names[i] for i in range(len(T.tech_names)) if p.techs >> i & 1],
@@ -135,7 +137,12 @@ def state_from_json(game, data: object):
         if not isinstance(t, int) or not 0 <= t < n:
             raise StateFileError(f"map.rivers[{k}]: tile {t!r} is off the map")
         river[t] = True
-    map_data = build_map(T, width, height, terrain, resource, river)
+    sacred = mp.get("sacred")
+    if sacred is not None and (sacred not in T.terrain_names
+                               or T.terrain_ocean[T.terrain_names.index(sacred)]):
+        raise StateFileError(f"map.sacred: {sacred!r} is not a land terrain")
+    map_data = build_map(T, width, height, terrain, resource, river,
+                         sacred=-1 if sacred is None else T.terrain_names.index(sacred))
     s = game.blank_state(map_data)
     bits = dict(IMPROVEMENT_BITS)
     for k, item in enumerate(_get(mp, "improvements", list, "map")):
