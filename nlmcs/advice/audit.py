@@ -15,7 +15,6 @@ are rebuilt from those rows.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
@@ -174,8 +173,10 @@ def _play_job(args) -> dict:
 # --- the run folder ----------------------------------------------------------------------------
 
 def fingerprint(spec: AuditSpec) -> str:
-    text = json.dumps(spec.identity(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    """The ablations' identity hash, over the audit's identity."""
+    from nlmcs.experiments.ablation.spec import fingerprint as identity_fingerprint
+
+    return identity_fingerprint(spec.identity())
 
 
 def read_rows(folder: Path) -> list[dict]:
@@ -210,11 +211,13 @@ def start_folder(folder: Path, spec: AuditSpec) -> list[dict]:
     path = folder / SPEC_NAME
     if path.exists():
         stored = read_document(path, what="audit record", max_bytes=1 << 20)
-        if stored.get("identity") != spec.identity():
-            changed = sorted(k for k in set(stored.get("identity", {})) | set(spec.identity())
-                             if stored.get("identity", {}).get(k) != spec.identity().get(k))
-            raise UserInputError(f"{folder}: holds another audit (differs in "
-                                 f"{', '.join(changed)}); give another --out")
+        old = stored.get("identity")
+        if old != spec.identity():
+            from nlmcs.experiments.ablation.spec import identity_changes
+
+            changed = identity_changes(old if isinstance(old, dict) else {}, spec.identity())
+            raise UserInputError(f"{folder}: holds another audit ({'; '.join(changed)}); give "
+                                 "another --out")
     else:
         try:
             folder.mkdir(parents=True, exist_ok=True)
