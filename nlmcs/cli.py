@@ -21,11 +21,23 @@ import sys
 import threading
 
 from nlmcs import __version__
-from nlmcs.commands import ablation, advice, corpus, freeciv, game, manual, play, relevance, serve
+from nlmcs.commands import (
+    ablation,
+    advice,
+    corpus,
+    freeciv,
+    game,
+    manual,
+    play,
+    reader,
+    relevance,
+    serve,
+)
 from nlmcs.errors import UserInputError, WorkerExited
 
 # Order here is the order in `nlmcs --help`.
-COMMAND_MODULES = (manual, game, play, relevance, ablation, advice, corpus, serve, freeciv)
+COMMAND_MODULES = (manual, game, play, relevance, ablation, advice, reader, corpus, serve,
+                   freeciv)
 
 
 class UsageError(UserInputError):

@@ -28,6 +28,7 @@ from nlmcs.commands.options import (
     csv_names,
     float_option,
     make_game,
+    reader_options,
     settings,
 )
 from nlmcs.errors import UserInputError
@@ -139,7 +140,7 @@ def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
         games=args.games if args.games is not None else preset.games, seed=args.seed,
         steps=steps, opponent=args.opponent, game=args.game, game_options=options,
         full_games=full_games, manual=args.manual, twin_seed=args.twin_seed, search=search,
-        model=model, corpus=corpus_options(args),
+        model=model, corpus=corpus_options(args), reader=reader_options(args),
     )  # fmt: skip
     return spec, args.out or Path("runs") / (args.preset or "ablation")
 

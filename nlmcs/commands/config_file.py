@@ -22,13 +22,14 @@ from nlmcs.fields import field_specs
 from nlmcs.files import read_document
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions
+from nlmcs.search.methods import CorpusOptions, ReaderOptions
 
 notice = logging.getLogger("nlmcs.notice")
 
 MAX_BYTES = 1_000_000
 """Largest config file read (a run.json is a few KB)."""
-SECTIONS = {"search": SearchConfig, "model": ModelConfig, "corpus": CorpusOptions}
+SECTIONS = {"search": SearchConfig, "model": ModelConfig, "corpus": CorpusOptions,
+            "reader": ReaderOptions}
 REMOVED_AT = "0587f02"
 """The last commit with the options in `REMOVED`: it reproduces the runs that used them."""
 REMOVED = {

@@ -20,7 +20,7 @@ from nlmcs.errors import UserInputError
 from nlmcs.fields import Range, field_specs, summary
 from nlmcs.model.config import MODEL_PRESETS, ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions
+from nlmcs.search.methods import CorpusOptions, ReaderOptions
 
 
 def add_command(sub, name: str, *, help: str, example: str, func) -> argparse.ArgumentParser:
@@ -161,7 +161,8 @@ def add_search_options(p, *, skip: tuple[str, ...] = ()) -> None:
         f"Each setting is taken from the first of: {PRECEDENCE}.", 76)))
     s.add_argument("--config", type=Path, metavar="FILE",
                    help="settings from a TOML file (top-level keys: this command's options; "
-                        "sections [search], [model], [corpus]: config fields) or a recorded "
+                        "sections [search], [model], [corpus], [reader]: config fields) or a "
+                        "recorded "
                         "ablation's run.json; options given override it")
     s.add_argument("--release", action=argparse.BooleanOptionalAction,
                    help="start from the 2011 release's search and model settings "
@@ -181,6 +182,9 @@ def add_corpus_options(p) -> None:
     g = p.add_argument_group("corpus (uct-corpus, flat-ucb-corpus, text-corpus)")
     add_fields(p, g, "corpus", CorpusOptions)
     add_fields(p, g, "search", SearchConfig, only=PRIOR_FIELDS)
+    r = p.add_argument_group("reader (uct-text, flat-ucb-text, uct-text-corpus, text-prior and "
+                             "their random-text twins)")
+    add_fields(p, r, "reader", ReaderOptions)
     p.set_defaults(config_parser=p)
 
 
@@ -255,3 +259,7 @@ def configs(args):
 
 def corpus_options(args):
     return CorpusOptions(**settings(args, "corpus"))
+
+
+def reader_options(args):
+    return ReaderOptions(**settings(args, "reader"))

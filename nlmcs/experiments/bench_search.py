@@ -20,7 +20,7 @@ from nlmcs.experiments.positions import start_position
 from nlmcs.games.base import Game
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, get_method, make_planner
+from nlmcs.search.methods import CorpusOptions, ReaderOptions, get_method, make_planner
 
 RELEASE_SECONDS = {("text", 20): 4.9, ("text", 100): 16.4, ("text", 500): 76.5,
                    ("linear", 20): 3.7, ("linear", 100): 11.8, ("linear", 500): 49.4}
@@ -50,6 +50,7 @@ def bench_search(
     seed: int = 0,
     manual=None,
     corpus: CorpusOptions | None = None,
+    reader: ReaderOptions | None = None,
     opponent: str = "builtin",
     model_config: ModelConfig | None = None,
     steps: int = 1,
@@ -87,7 +88,8 @@ def bench_search(
                     gc.collect()  # the last row's planner (its caches) is not this row's
                     fresh = fresh_peak()
                     planner = make_planner(method, game=game, manual=manual, corpus=corpus,
-                                           search_config=cfg, model_config=mcfg, seed=seed)
+                                           search_config=cfg, model_config=mcfg, seed=seed,
+                                           reader=reader)
                     row = _time_steps(planner, state, seed, steps, (method, n, w, backend),
                                       fresh)
                     del planner

@@ -33,6 +33,7 @@ PARTS = {
     "prepare": "update rows prepared",
     "learn": "learning sweeps",
     "opponent": "opponent's moves in roll-outs",
+    "prior": "policy prior at the root (text reader, corpus)",
 }
 """The parts a step is split into, in print order, with their names in the table."""
 
@@ -232,6 +233,9 @@ def bench_step(planner, state, *, steps: int, seed: int, on_step=None) -> list[S
     timed = core.evaluator = TimedEvaluator(core.evaluator, clock)
     core.opponents = TimedOpponents(core.opponents, clock)
     timed.time_rollouts(core)
+    if core.prior is not None:
+        prior = core.prior
+        core.prior = lambda *args: clock.run("prior", prior, *args)
     planner.choose(state.clone(), 0, np.random.default_rng(seed))  # warm-up, untimed
     out = []
     for k in range(steps):

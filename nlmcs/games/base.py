@@ -156,6 +156,11 @@ class Game(abc.ABC):
     def policy(self, spec: str) -> Policy:
         """A scripted player by name: "builtin[:level]", "random", "greedy"."""
 
+    def label_vocabulary(self) -> dict[str, frozenset[str]] | None:
+        """Every label the game's states can give, by kind ("agent", "state", "action"), or
+        None when the game does not list them (the text reader then knows no vocabulary)."""
+        return None
+
 
 class Policy(Protocol):
     """Anything that picks a joint action for one player (built-in AI, random, a planner)."""

@@ -80,7 +80,8 @@ class FlatUCBPlanner:
         self.last_stats = step_stats(self.step, t0, rewards)
         if cfg.log_decisions:
             self.last_log = [
-                decision_record(self.step, state, player, agent, choice[agent], arms[agent])
+                decision_record(self.step, state, player, agent, choice[agent], arms[agent],
+                                self.prior)
                 for agent in agents
             ]
         self.step += 1

@@ -26,7 +26,7 @@ from nlmcs.search.evaluator import ReplicatedEvaluator
 from nlmcs.search.mc_rollouts import RolloutCore, RolloutResult, greedy
 from nlmcs.search.planner import step_stats
 from nlmcs.search.policies import RolloutPolicy
-from nlmcs.search.tree import Prior
+from nlmcs.search.tree import Prior, prior_explanation
 from nlmcs.search.workers import make_executor
 
 
@@ -95,6 +95,7 @@ class MCPlanner:
             }
             if agent in move:
                 rec.update(ev.explain(state, agent, move[agent], rng))
+            rec.update(prior_explanation(self.core.prior, state, agent, actions))
             records.append(rec)
         return records
 

@@ -49,6 +49,9 @@ class Method:
     the manual stating another game's rule."""
     corpus: bool = False
     """Seeded by corpus priors (and, when asked, corpus-informed roll-outs)."""
+    text_prior: bool = False
+    """Steered by the text reader's prior (`nlmcs.reader`) over the text `reads` names: PUCT's
+    policy in the trees, the root bias of the MC search."""
 
 
 METHODS: dict[str, Method] = {m.name: m for m in (
@@ -73,6 +76,22 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            model="text", reads="manual", corpus=True),
     Method("text-mismatched", "the full text model on a manual stating another game's rule "
            "(variant games)", "mc", model="text", reads="mismatched"),
+    Method("uct-text", "UCT with children seeded by the text reader's prior", "uct",
+           reads="manual", text_prior=True),
+    Method("uct-random-text", "uct-text reading the manual's word-permuted twin", "uct",
+           reads="random-twin", text_prior=True),
+    Method("flat-ucb-text", "flat UCB with arms seeded by the text reader's prior", "flat-ucb",
+           reads="manual", text_prior=True),
+    Method("flat-ucb-random-text", "flat-ucb-text reading the word-permuted twin", "flat-ucb",
+           reads="random-twin", text_prior=True),
+    Method("uct-text-corpus", "UCT seeded by the text prior and the corpus prior together",
+           "uct", reads="manual", corpus=True, text_prior=True),
+    Method("uct-random-text-corpus", "uct-text-corpus reading the word-permuted twin", "uct",
+           reads="random-twin", corpus=True, text_prior=True),
+    Method("text-prior", "the full text model, root choices biased by the text reader's prior",
+           "mc", model="text", reads="manual", text_prior=True),
+    Method("random-text-prior", "text-prior reading the word-permuted twin (model and prior)",
+           "mc", model="text", reads="random-twin", text_prior=True),
     Method("oracle", "the built-in AI knowing the variant game's rule (scripted, no search)",
            "script"),
     Method("oracle-blind", "the built-in AI without the rule (scripted, no search)", "script"),
@@ -110,6 +129,23 @@ class CorpusOptions:
         check_fields(self, "corpus option")
 
 
+@dataclass(frozen=True)
+class ReaderOptions:
+    """Which trained reader (`nlmcs reader train`) the text-prior methods read with."""
+
+    reader: str | None = None
+    """Reader file for methods reading the manual; none: the untrained default weights."""
+    twin_reader: str | None = None
+    """Reader file for methods reading the word-permuted twin (a reader trained on a twin of
+    the same manual); none: the untrained default weights."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "reader option")
+
+    def path(self, reads: str) -> str | None:
+        return self.twin_reader if reads == "random-twin" else self.reader
+
+
 def method_names() -> list[str]:
     return list(METHODS)
 
@@ -129,18 +165,30 @@ def make_planner(
     search_config: SearchConfig | None = None,
     model_config: ModelConfig | None = None,
     seed: int = 0,
+    reader: ReaderOptions | None = None,
 ) -> Planner:
     """The planner of method `name`. `manual` is read by the text methods (default: the
-    shipped guide), `corpus` by the corpus methods; other methods ignore them."""
+    shipped guide), `corpus` by the corpus methods, `reader` by the text-prior methods; other
+    methods ignore them."""
     method = get_method(name)
     search_config = search_config or SearchConfig()
     prior = policy = None
+    # The MC search biases Q by a policy; the trees take what their prior mode asks for.
+    kind = "value" if method.planner != "mc" and search_config.prior_mode == "visits" \
+        else "policy"
     if method.corpus:
-        # text-corpus biases Q by a policy; the trees take what their prior mode asks for.
-        kind = "value" if method.planner != "mc" and search_config.prior_mode == "visits" \
-            else "policy"
         prior, search_config, policy = _corpus_parts(game, search_config,
                                                      corpus or CorpusOptions(), seed, kind)
+    if method.text_prior:
+        from nlmcs.model.manuals import random_twin
+        from nlmcs.reader.prior import make_text_prior
+        from nlmcs.search.tree import product_prior
+
+        text = random_twin(manual) if method.reads == "random-twin" else manual
+        text_prior = make_text_prior(text, game, (reader or ReaderOptions()).path(method.reads),
+                                     kind)
+        prior = text_prior if prior is None else product_prior(
+            (prior, text_prior), kind, search_config.prior_floor)
     if method.planner == "script":
         from nlmcs.search.scripted import ScriptedPlanner
 

@@ -75,6 +75,31 @@ def policy(values: Sequence[float] | None, m: int, floor: float) -> np.ndarray:
     return (1.0 - floor) * p + floor / m
 
 
+def product_prior(priors: Sequence[Prior], kind: str, floor: float) -> Prior:
+    """Several priors as one: the normalised product of their policies (each mixed with
+    `floor` of uniform, so none vetoes a move); "value" kind scales it to [0, 1]."""
+
+    def prior(state: State, agent: AgentId, actions: list[Action]) -> np.ndarray:
+        p = np.ones(len(actions))
+        for each in priors:
+            p *= policy(each(state, agent, actions), len(actions), floor)
+        p /= p.sum()
+        return p / p.max() if kind == "value" else p
+
+    explaining = [each for each in priors if hasattr(each, "explain")]
+    if explaining:  # the decision log shows what the text reader advised
+        prior.explain = explaining[0].explain  # type: ignore[attr-defined]
+    return prior
+
+
+def prior_explanation(prior: Prior | None, state: State, agent: AgentId,
+                      actions: Sequence[Action]) -> dict:
+    """What a prior that explains itself (the text reader) says of one decision, for the
+    decision log; {} for any other."""
+    explain = getattr(prior, "explain", None)
+    return explain(state, agent, list(actions)) if explain is not None and actions else {}
+
+
 def selection(config: SearchConfig, prior: Prior | None) -> tuple[Select, float]:
     """The selection rule and its constant: PUCT for a policy prior, else UCB1."""
     if prior is not None and config.prior_mode == "puct":
@@ -121,10 +146,11 @@ def final_choice(children: dict[Action, Node], by_visits: bool) -> Action:
 
 
 def decision_record(step: int, state: State, player: int, agent: AgentId,
-                    action: Action | None, children: dict | None) -> dict:
+                    action: Action | None, children: dict | None, prior: Prior | None = None
+                    ) -> dict:
     """One decision-log line of a tree planner: the move and each root arm's visits and mean
-    (and policy prior, when there is one)."""
-    return {
+    (and policy prior, when there is one, with what a text prior read)."""
+    return {**prior_explanation(prior, state, agent, list(children or ())),
         "step": step, "turn": int(state.turn), "player": player, "agent": agent,
         "action": list(action) if action is not None else None,
         "candidates": [{"action": list(a), "visits": c.n, "q": c.mean,

@@ -88,7 +88,8 @@ class UCTPlanner:
         self.last_stats = step_stats(self.step, t0, rewards)
         if cfg.log_decisions:
             self.last_log = [
-                decision_record(self.step, state, player, agent, move.get(agent), root.children)
+                decision_record(self.step, state, player, agent, move.get(agent), root.children,
+                                self.prior)
                 for agent, root in self.roots.items()
             ]
         self.step += 1

@@ -46,10 +46,14 @@ def test_method_table_speaks_one_vocabulary():
             assert method.planner == "mc" and method.model is None and method.reads == "nothing"
         elif method.planner == "mc":
             assert method.model in kinds
-            # every MC method but the random twin, the mismatched manual and the corpus hybrid is
-            # named for its model
+            # every MC method but the random twin, the mismatched manual and the corpus and
+            # text-prior hybrids is named for its model
             assert method.name == method.model or method.reads in ("random-twin", "mismatched") or (
-                method.corpus and method.name == f"{method.model}-corpus")
+                method.corpus and method.name == f"{method.model}-corpus") or (
+                method.text_prior and method.name == f"{method.model}-prior")
+        elif method.text_prior:  # the trees read only through the reader's prior
+            assert method.model is None and method.reads in ("manual", "random-twin")
+            assert ("random-text" in method.name) == (method.reads == "random-twin")
         else:
             assert method.model is None and method.reads == "nothing"
     assert set(PAPER_METHODS) <= set(METHODS)

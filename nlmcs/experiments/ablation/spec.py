@@ -22,7 +22,7 @@ from nlmcs import __version__
 from nlmcs.errors import UserInputError
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, get_method
+from nlmcs.search.methods import CorpusOptions, ReaderOptions, get_method
 
 SPEC_FORMAT = "nlmcs-ablation/1"
 
@@ -48,6 +48,9 @@ class Preset:
 
 READING_METHODS = ("text", "random-text", "nonlinear")
 """The reading question: does the text beat its word salad, and the same network without text?"""
+PRIOR_METHODS = ("uct-text", "uct-random-text", "uct")
+"""The text prior's question: does the reader's prior steer UCT better than its twin's, and
+better than no prior?"""
 
 PRESETS: dict[str, Preset] = {
     # Full 12-turn games on the small map: every game ends at the turn limit with the higher
@@ -67,6 +70,11 @@ PRESETS: dict[str, Preset] = {
                       help="small map, full 100-turn games, 30 x 5, 100 games of text, "
                            "random-text and nonlinear (about an hour on two cores)"),
     # The same question in a few minutes: what `make demo` runs.
+    # The text reader's prior in UCT at the reading horizon (docs/prior.md).
+    "prior": Preset(map="small", steps=100, rollouts=(30,), depth=5, games=200, max_turns=100,
+                    methods=PRIOR_METHODS,
+                    help="small map, full 100-turn games, 30 x 5, 200 games of uct-text, "
+                         "uct-random-text and uct (about 30 minutes on two cores)"),
     "reading-quick": Preset(map="small", steps=100, rollouts=(10,), depth=5, games=8,
                             max_turns=100, methods=READING_METHODS,
                             help="the reading preset at 10 x 5 roll-outs and 8 games (minutes)"),
@@ -124,6 +132,8 @@ class AblationSpec:
     """Model template; each MC method sets the network kind."""
     corpus: CorpusOptions = field(default_factory=CorpusOptions)
     """Corpus use of the corpus methods (ignored by the others)."""
+    reader: ReaderOptions = field(default_factory=ReaderOptions)
+    """Trained readers of the text-prior methods (ignored by the others)."""
 
     def __post_init__(self) -> None:
         if not self.methods:
@@ -177,6 +187,8 @@ class AblationSpec:
             "manual": self.manual, "twin_seed": self.twin_seed, "search": search,
             "model": self.model.to_dict(), "corpus": dataclasses.asdict(self.corpus),
         }  # fmt: skip
+        if any(get_method(m).text_prior for m in self.methods) or self.reader != ReaderOptions():
+            ident["reader"] = reader_identity(self.reader)
         # Plain JSON values, so an identity read back from run.json compares equal.
         return json.loads(json.dumps(ident, default=str))
 
@@ -187,6 +199,21 @@ class AblationSpec:
         return {**self.identity(), "methods": list(self.methods),
                 "rollouts": list(self.rollouts), "games": self.games,
                 "arms": [a.label for a in self.arms()]}  # fmt: skip
+
+
+def reader_identity(options: ReaderOptions) -> dict:
+    """The reader files by path and content hash: a run folder's games were all played with
+    the same weights."""
+    from nlmcs.files import check_input, sha256_file
+
+    out = {}
+    for key in ("reader", "twin_reader"):
+        path = getattr(options, key)
+        if path is not None:
+            check_input(path, what="reader file")
+        out[key] = None if path is None else {"path": str(path),
+                                              "sha256": sha256_file(path)[:16]}
+    return out
 
 
 def fingerprint(identity: Mapping) -> str:

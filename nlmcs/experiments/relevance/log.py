@@ -62,8 +62,9 @@ class DecisionLog:
 
     @property
     def has_text(self) -> bool:
-        """Whether any decision carries candidate sentences (the text methods' records)."""
-        return any("sentences" in r for r in self.decisions)
+        """Whether any decision carries candidate sentences (the text methods' records, or the
+        text reader's in the text-prior methods')."""
+        return any("sentences" in r or "prior_sentences" in r for r in self.decisions)
 
     @property
     def label(self) -> str:
@@ -160,8 +161,8 @@ def require_text(log: DecisionLog) -> None:
         method = log.method or "a method without text"
         raise UserInputError(
             f"{log.path}: written by {method}, which reads no manual: its decisions hold no "
-            "sentences, so there is no relevance to show (play text, relevance-only or "
-            "random-text)")
+            "sentences, so there is no relevance to show (play text, relevance-only, "
+            "random-text or a text-prior method such as uct-text)")
 
 
 def check_manual(log: DecisionLog, *, manual) -> None:

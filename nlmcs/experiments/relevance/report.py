@@ -201,6 +201,22 @@ def _timeline(logs, maps, steps: list[int], k: int) -> str:
     return "\n".join(out)
 
 
+def _prior_block(rec: dict) -> str:
+    """The text reader's side of a decision (text-prior methods): the moves it advised most,
+    and the sentences it read for them beside their relevance."""
+    top = rec.get("prior_top")
+    if not top:
+        return ""
+    advised = "; ".join(f"{_e(' '.join(m['labels']))} {m['p']:.2f}" for m in top)
+    rows = "".join(f"<tr><td>{s['relevance']:.3f}</td><td>#{s['sentence']} {_e(s['text'])}"
+                   "</td></tr>" for s in rec.get("prior_sentences") or ())
+    null = rec.get("prior_null")
+    null_text = "" if null is None else f", NULL (no advice) {null:.3f}"
+    return (f'<div class="prior">reader advises: {advised}'
+            f'<div class="muted">sentences it read{null_text}</div>'
+            f'<table class="sents">{rows}</table></div>')
+
+
 def _agent_card(rec: dict, k: int) -> str:
     who = ", ".join(rec.get("agent_labels") or ()) or "?"
     q, rank, n = q_rank(rec)
@@ -210,9 +226,12 @@ def _agent_card(rec: dict, k: int) -> str:
     if rec.get("state_labels") is not None:
         parts.append(f'<div class="state">state: {_e(", ".join(rec["state_labels"]) or "-")}'
                      "</div>")
+    parts.append(_prior_block(rec))
     sents = rec.get("sentences")
     if sents is None:
-        parts.append('<div class="muted">no text record</div></div>')
+        if not rec.get("prior_top"):
+            parts.append('<div class="muted">no text record</div>')
+        parts.append("</div>")
         return "".join(parts)
     ent = rec.get("relevance_entropy")
     parts.append(f'<div class="muted">{rec.get("num_candidates", "?")} candidates, '

@@ -138,6 +138,11 @@ class CivGame(Game):
         return [name for name, _ in self.state_features]
 
     # --- players -----------------------------------------------------------------------------
+    def label_vocabulary(self) -> dict[str, frozenset[str]]:
+        from nlmcs.games.civ.labels import vocabulary
+
+        return vocabulary(self.tables)
+
     def policy(self, spec: str) -> Policy:
         from nlmcs.games.civ.ai import BuiltinAI
         from nlmcs.games.civ.policies import GreedyPolicy, RandomPolicy
