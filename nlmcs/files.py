@@ -332,3 +332,30 @@ def parquet_rows(path: str | Path) -> int | None:
         return pq.ParquetFile(path).metadata.num_rows
     except (OSError, pa.ArrowException, ValueError):
         return None
+
+
+def resumable_lines(path: str | Path, accept, *, what: str, again: str) -> list[tuple[int, dict]]:
+    """(line number, object) of a resumable file written one JSON line per finished item. A last
+    line cut by a crash (no newline) is dropped, its item done again; any other line `accept`
+    refuses is one `UserInputError` naming the file and the line (`what` it should be, and
+    `again`, what deleting it does)."""
+    import json
+
+    path = Path(path)
+    if not path.exists():
+        return []
+    out = []
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for number, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                row = None
+            if not isinstance(row, dict) or not accept(number, row):
+                if not line.endswith("\n"):  # cut by a crash
+                    continue
+                raise UserInputError(f"{path}: line {number} is not {what}; delete it ({again})")
+            out.append((number, row))
+    return out

@@ -181,26 +181,15 @@ def fingerprint(spec: AuditSpec) -> str:
 
 def read_rows(folder: Path) -> list[dict]:
     """The stored lines of an audit folder; a damaged line is one error naming it."""
-    path = Path(folder) / ROWS_NAME
-    if not path.exists():
-        return []
-    rows = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                row = None
-            if not isinstance(row, dict) or row.get("format") != ROW_FORMAT or not isinstance(
-                    row.get("arms"), list) or not isinstance(row.get("index"), int):
-                if not line.endswith("\n"):  # a line cut by a crash: its seed is played again
-                    continue
-                raise UserInputError(f"{path}: line {number} is not an audit row; delete it "
-                                     "(its seed will be played again)")
-            rows.append(row)
-    return rows
+    from nlmcs.files import resumable_lines
+
+    def accept(number: int, row: dict) -> bool:
+        return row.get("format") == ROW_FORMAT and isinstance(row.get("arms"), list) and \
+            isinstance(row.get("index"), int)
+
+    return [row for _, row in resumable_lines(Path(folder) / ROWS_NAME, accept,
+                                              what="an audit row",
+                                              again="its seed will be played again")]
 
 
 def start_folder(folder: Path, spec: AuditSpec) -> list[dict]:

@@ -112,6 +112,10 @@ def _from_run_record(path: Path, data: dict) -> dict:
             out[renamed[key]] = value
     if out.get("full_games") is True:
         out.pop("steps", None)  # a full game's steps are its turn limit
+    readers = out.get("reader")
+    if isinstance(readers, dict):  # recorded as {path, sha256}: the settings are the paths
+        out["reader"] = {k: (v.get("path") if isinstance(v, dict) else v)
+                         for k, v in readers.items() if v is not None}
     if "twin_seed" not in spec:  # recorded before twins were drawn per game: one, of seed 0
         out["twin_seed"] = 0
     _refuse_removed(path, out)  # first: a run that cannot be replayed needs no note

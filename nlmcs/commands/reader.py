@@ -49,20 +49,79 @@ def register(sub) -> None:
     t.add_argument("--workers", type=COUNT, default=1, help="labelling processes (default: 1)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
 
+    a = add_command(actions, "agreement", func=_agreement_cli,
+                    example="nlmcs reader agreement results/readers/civ-guide/reader.json "
+                            "--audit results/advice/civ-guide",
+                    help="does the reader put its prior mass on the rules the advice audit "
+                         "found worth following? (rank correlation over rules)")
+    _reader_arguments(a)
+    a.add_argument("--rules", type=Path, help="rules file (default: the manual's shipped one)")
+    a.add_argument("--audit", type=Path,
+                   help="audit folder (default: results/advice/MANUAL)")
+    a.add_argument("--turns", type=COUNT, default=100,
+                   help="horizon of the audit's worth, and the games' length (default: 100)")
+    a.add_argument("--games", type=COUNT, default=20, help="games asked (default: 20)")
+    a.add_argument("--seed", type=SEED, default=0, help="S: game i from game_seed(S, i)")
+    a.add_argument("--map", default="small", help="map preset (default: small)")
+    a.add_argument("--csv", type=Path, help="also write the rows to this CSV")
+
     s = add_command(actions, "show", func=_show_cli,
                     example="nlmcs reader show results/readers/civ-guide/reader.json "
                             "--turn 10",
                     help="a reader's weights, and what it reads and advises at a position")
-    s.add_argument("reader", type=Path, nargs="?",
-                   help="reader file (default: the untrained default weights)")
-    s.add_argument("--manual", help="stored manual (default: the one the reader was trained "
-                   "on, else civ-guide)")
+    _reader_arguments(s)
     s.add_argument("--seed", type=SEED, default=0, help="map seed of the position")
     s.add_argument("--turn", type=COUNT, default=10,
                    help="turns the built-in AIs play before the position (default: 10)")
     s.add_argument("--map", default="small", help="map preset (default: small)")
     s.add_argument("--top", type=COUNT, default=3, help="sentences and moves shown per agent")
     s.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _reader_arguments(p) -> None:
+    p.add_argument("reader", type=Path, nargs="?",
+                   help="reader file (default: the untrained default weights)")
+    p.add_argument("--manual", help="stored manual (default: the one the reader was trained "
+                   "on, else civ-guide)")
+
+
+def _reader_and_manual(args) -> tuple[dict, str]:
+    from nlmcs.reader.prior import load_reader
+
+    model = load_reader(args.reader)
+    return model, args.manual or (model.get("manual") or {}).get("name") or "civ-guide"
+
+
+def _agreement_cli(args) -> int:
+    from nlmcs.commands.advice import load_for
+    from nlmcs.experiments.ablation.spec import game_seed
+    from nlmcs.files import write_csv_rows
+    from nlmcs.games import make_game
+    from nlmcs.reader.agreement import agreement_rows, audit_worth, rule_lifts
+    from nlmcs.reader.prior import make_text_prior
+
+    model, manual = _reader_and_manual(args)
+    base = manual.removesuffix("-random")  # a twin's reader is asked the manual's rules
+    _, ruleset = load_for(base, args.rules)
+    game = make_game("civ", preset=args.map, max_turns=args.turns)
+    rules = ruleset.rules
+    worth = audit_worth(args.audit or Path("results/advice") / base, args.turns)
+    prior = make_text_prior(manual, game, model)
+    lifts = rule_lifts(prior, rules, game, [game_seed(args.seed, i) for i in range(args.games)],
+                       args.turns)
+    rows, stats = agreement_rows(lifts, worth)
+    if args.csv:
+        write_csv_rows(args.csv, rows)
+    print(f"reader {args.reader or 'untrained default'} reading {manual}; audit worth at "
+          f"{args.turns} turns; {args.games} games of the built-in AI")
+    print(f"{'rule':<14} {'decisions':>9} {'log lift':>9} {'worth':>8}")
+    for r in rows:
+        lift = "-" if r["lift"] is None else f"{r['lift']:+.3f}"
+        w = "-" if r["worth"] is None else f"{r['worth']:+.2f}"
+        print(f"{r['rule']:<14} {r['decisions']:>9} {lift:>9} {w:>8}")
+    rho = "-" if stats["spearman"] is None else f"{stats['spearman']:+.3f} (p {stats['p']:.3g})"
+    print(f"Spearman rank correlation over {stats['rules']} rules: {rho}")
+    return 0
 
 
 def _train_cli(args) -> int:
@@ -92,10 +151,9 @@ def _train_cli(args) -> int:
 def _show_cli(args) -> int:
     from nlmcs.experiments.positions import start_position
     from nlmcs.games import make_game
-    from nlmcs.reader.prior import load_reader, make_text_prior
+    from nlmcs.reader.prior import make_text_prior
 
-    model = load_reader(args.reader)
-    manual = args.manual or (model.get("manual") or {}).get("name") or "civ-guide"
+    model, manual = _reader_and_manual(args)
     game = make_game("civ", preset=args.map)
     prior = make_text_prior(manual, game, model)
     state = start_position(game, seed=args.seed, turns=args.turn)

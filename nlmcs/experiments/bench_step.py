@@ -33,7 +33,7 @@ PARTS = {
     "prepare": "update rows prepared",
     "learn": "learning sweeps",
     "opponent": "opponent's moves in roll-outs",
-    "prior": "policy prior at the root (text reader, corpus)",
+    "prior": "policy prior (text reader, corpus)",
 }
 """The parts a step is split into, in print order, with their names in the table."""
 

@@ -154,28 +154,18 @@ def _job(args) -> dict:
 def read_outcomes(path: Path) -> tuple[dict | None, list[dict]]:
     """(header, game lines) of an outcomes file; a damaged line is one error naming it (a cut
     last line is dropped: its game is played again)."""
-    path = Path(path)
-    if not path.exists():
-        return None, []
-    header, games = None, []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                row = None
-            if number == 1 and isinstance(row, dict) and "spec" in row:
-                header = row
-                continue
-            if not isinstance(row, dict) or row.get("format") != FORMAT or not isinstance(
-                    row.get("rows"), list) or not isinstance(row.get("index"), int):
-                if not line.endswith("\n"):
-                    continue
-                raise UserInputError(f"{path}: line {number} is not a labelled game; delete "
-                                     "it (its game will be played again)")
-            games.append(row)
+    from nlmcs.files import resumable_lines
+
+    def accept(number: int, row: dict) -> bool:
+        if number == 1 and "spec" in row:
+            return True
+        return row.get("format") == FORMAT and isinstance(row.get("rows"), list) and \
+            isinstance(row.get("index"), int)
+
+    lines = resumable_lines(path, accept, what="a labelled game",
+                            again="its game will be played again")
+    header = next((row for number, row in lines if number == 1 and "spec" in row), None)
+    games = [row for number, row in lines if row is not header]
     if games and header is None:
         raise UserInputError(f"{path}: no header line; not an outcomes file")
     return header, games

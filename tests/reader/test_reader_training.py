@@ -116,3 +116,72 @@ def test_uct_text_seeds_its_roots_with_the_prior_and_its_twin_reads_the_twin():
             ps = [c.p for c in root.children.values()]
             assert sum(ps) == pytest.approx(1.0)
         assert planner.prior.index.identity["twin"] is twin
+
+
+def test_agreement_ranks_rules_by_the_readers_lift_against_their_audited_worth():
+    from nlmcs.reader.agreement import agreement_rows
+
+    lifts = {"a": [1.0, 2.0], "b": [0.5], "c": [-1.0], "d": []}
+    rows, stats = agreement_rows(lifts, {"a": 3.0, "b": 1.0, "c": -2.0, "d": 5.0})
+    assert [r["lift"] for r in rows] == [1.5, 0.5, -1.0, None]
+    assert stats["rules"] == 3 and stats["spearman"] == pytest.approx(1.0)
+    _, reversed_stats = agreement_rows(lifts, {"a": -3.0, "b": 1.0, "c": 2.0})
+    assert reversed_stats["spearman"] == pytest.approx(-1.0)
+
+
+def test_reader_agreement_asks_the_reader_where_each_rule_applies(tmp_path, capsys):
+    from pathlib import Path
+
+    audit = Path(__file__).resolve().parents[2] / "results" / "advice" / "civ-guide"
+    table = tmp_path / "agreement.csv"
+    assert main(["reader", "agreement", "--audit", str(audit), "--turns", "20", "--games", "1",
+                 "--csv", str(table)]) == 0
+    out = capsys.readouterr().out
+    assert "first-city" in out and "Spearman" in out
+    rows = table.read_text().splitlines()
+    assert rows[0] == "rule,decisions,lift,worth" and len(rows) == 8  # the guide's 7 rules
+    first = next(r for r in rows if r.startswith("first-city"))
+    assert int(first.split(",")[1]) > 0  # settlers before the first city were asked
+    code = main(["reader", "agreement", "--audit", str(tmp_path), "--games", "1"])
+    assert code != 0 and "no audit summary" in capsys.readouterr().err
+
+
+def test_a_variant_reader_reads_each_maps_own_rule_sentence(tmp_path):
+    from nlmcs.model.manuals import resolve_manual
+    from nlmcs.model.variant_manuals import game_manual
+    from nlmcs.reader.outcomes import outcome_game
+    from nlmcs.reader.prior import reader_index
+
+    out = tmp_path / "variant"
+    assert main(["reader", "train", "--manual", "civ-guide", "--variant", "sacred-terrain",
+                 "--games", "2", "--points", "2", "--candidates", "2", "--turns", "6",
+                 "--epochs", "2", "--no-progress", "--out", str(out)]) == 0
+    model = json.loads((out / "reader.json").read_text())
+    assert model["training"]["outcomes"]["spec"]["variant"] == "sacred-terrain"
+    spec = OutcomeSpec(games=2, seed=0, turns=6, points=2, candidates=2, variant="sacred-terrain")
+    game = outcome_game(spec)
+    seeds = [map_seed(0, i) for i in range(2)]
+    texts = {reader_index(game_manual(resolve_manual("civ-guide"), game, s), game).texts[-1]
+             for s in seeds}
+    assert all("sacred" in t or "extra citizens" in t or "more citizens" in t for t in texts)
+
+
+def test_an_ablation_records_its_readers_and_refuses_a_bad_one_before_any_game(tmp_path):
+    from nlmcs.experiments.ablation.spec import AblationSpec
+    from nlmcs.reader.weights import default_model
+    from nlmcs.search.methods import ReaderOptions
+
+    path = tmp_path / "reader.json"
+    path.write_text(json.dumps(default_model()))
+    spec = AblationSpec(methods=("uct-text", "uct"), rollouts=(2,), games=1, seed=0, steps=1,
+                        reader=ReaderOptions(reader=str(path)))
+    ident = spec.identity()["reader"]
+    assert ident["reader"]["path"] == str(path) and ident["twin_reader"] is None
+    before = spec.fingerprint()
+    path.write_text(json.dumps({**default_model(), "label_bias": [1.0, 0.0, 0.0]}))
+    assert spec.fingerprint() != before  # other weights: another run
+    path.write_text('{"format": "nlmcs-reader/1"}')
+    out = tmp_path / "run"
+    code = main(["ablation", "run", "--methods", "uct-text", "--reader", str(path), "--games",
+                 "1", "--steps", "1", "--out", str(out), "--no-progress"])
+    assert code != 0 and not out.exists()

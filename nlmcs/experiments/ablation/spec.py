@@ -204,13 +204,14 @@ class AblationSpec:
 def reader_identity(options: ReaderOptions) -> dict:
     """The reader files by path and content hash: a run folder's games were all played with
     the same weights."""
-    from nlmcs.files import check_input, sha256_file
+    from nlmcs.files import sha256_file
+    from nlmcs.reader.weights import load_model
 
     out = {}
     for key in ("reader", "twin_reader"):
         path = getattr(options, key)
         if path is not None:
-            check_input(path, what="reader file")
+            load_model(path)  # a bad file is refused before any game
         out[key] = None if path is None else {"path": str(path),
                                               "sha256": sha256_file(path)[:16]}
     return out
