@@ -88,6 +88,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            "uct", reads="manual", corpus=True, text_prior=True),
     Method("uct-random-text-corpus", "uct-text-corpus reading the word-permuted twin", "uct",
            reads="random-twin", corpus=True, text_prior=True),
+    Method("uct-text-mismatched", "uct-text on a manual stating another game's rule (variant "
+           "games)", "uct", reads="mismatched", text_prior=True),
     Method("text-prior", "the full text model, root choices biased by the text reader's prior",
            "mc", model="text", reads="manual", text_prior=True),
     Method("random-text-prior", "text-prior reading the word-permuted twin (model and prior)",
@@ -97,7 +99,7 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("oracle-blind", "the built-in AI without the rule (scripted, no search)", "script"),
 )}  # fmt: skip
 
-VARIANT_METHODS = ("text-mismatched",)
+VARIANT_METHODS = ("text-mismatched", "uct-text-mismatched")
 """Methods that only mean something in a variant game."""
 
 PAPER_METHODS = ("uct", "linear", "nonlinear", "relevance-only", "text", "random-text")

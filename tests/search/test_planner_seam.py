@@ -52,7 +52,8 @@ def test_method_table_speaks_one_vocabulary():
                 method.corpus and method.name == f"{method.model}-corpus") or (
                 method.text_prior and method.name == f"{method.model}-prior")
         elif method.text_prior:  # the trees read only through the reader's prior
-            assert method.model is None and method.reads in ("manual", "random-twin")
+            assert method.model is None and method.reads in ("manual", "random-twin",
+                                                             "mismatched")
             assert ("random-text" in method.name) == (method.reads == "random-twin")
         else:
             assert method.model is None and method.reads == "nothing"
