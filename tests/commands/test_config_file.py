@@ -119,8 +119,8 @@ STALE = {"civ-guide", "civ-guide-expected", "civ-guide-full-games",
          "full-games-budget-60x10-scout", "advice-learned", "advice-prior-0.2", "mean-q",
          "no-priors", "priors", "game-features", "no-game-features",
          "no-game-features-state-action"}  # fmt: skip
-"""Stored runs (under results/manual-ablation/) that used an option removed after 0587f02 (rank_sentences state, the priors,
-advice, no game features, hidden_update error)."""
+"""Stored runs (under results/manual-ablation/) that used an option removed after 0587f02
+(rank_sentences state, the priors, advice, no game features, hidden_update error)."""
 
 
 @pytest.mark.parametrize("path", STORED, ids=[str(p.parent.relative_to(ROOT)) for p in STORED])
