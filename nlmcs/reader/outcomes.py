@@ -79,14 +79,11 @@ def outcome_game(spec: OutcomeSpec):
     return _GAMES[key]
 
 
-def _finish(game, state, policies, rng, joint, turn) -> float:
+def _finish(game, state, policies, rng, joint) -> float:
     """Apply this turn's joint moves, play on to the end; player 0's margin."""
-    from nlmcs.games.runner import apply_decision, play_game
+    from nlmcs.games.runner import play_game
 
-    for player in state.player_order():
-        for agent, action in joint[player].items():
-            apply_decision(state, turn, player, agent, action, rng)
-    state.end_turn(rng)
+    state.apply_joint_actions(joint, rng)
     if not state.is_terminal():
         play_game(game, policies, seed=0, state=state, rng=rng)
     scores = [float(state.score(p)) for p in range(state.num_players)]
@@ -118,12 +115,7 @@ def label_game(spec: OutcomeSpec, index: int) -> dict:
                 rows.append(_label(game, state, policies, joint, agent, actions, spec, pick,
                                    np.random.SeedSequence([spec.seed, SALT, seed, 2, turn,
                                                            len(rows)])))
-        from nlmcs.games.runner import apply_decision
-
-        for player in state.player_order():
-            for agent, action in joint[player].items():
-                apply_decision(state, turn, player, agent, action, rng)
-        state.end_turn(rng)
+        state.apply_joint_actions(joint, rng)
     return {"format": FORMAT, "index": index, "seed": seed, "rows": rows}
 
 
@@ -138,7 +130,7 @@ def _label(game, state, policies, joint, agent, actions, spec, pick, stream) -> 
         moves = {p: dict(j) for p, j in joint.items()}
         moves[0][agent] = actions[i]
         values.append(round(_finish(game, trial, policies, np.random.default_rng(stream),
-                                    moves, int(state.turn)), 6))
+                                    moves), 6))
     labels = state.actions_labels(agent, [actions[i] for i in tried])
     return {"turn": int(state.turn), "agent": list(state.agent_labels(agent)),
             "state": list(state.state_labels(agent)), "actions": [list(lab) for lab in labels],
@@ -215,8 +207,3 @@ def _drop_cut_line(path: Path) -> None:
         from nlmcs.files import write_atomic
 
         write_atomic(path, data[:data.rfind(b"\n") + 1])
-
-
-def training_seeds(spec: dict, games: int) -> set[int]:
-    """The map seeds of an outcomes file's first `games` games (its header's spec)."""
-    return {map_seed(int(spec["seed"]), i) for i in range(games)}
