@@ -28,6 +28,7 @@ from nlmcs.commands import (
     freeciv,
     game,
     manual,
+    net,
     play,
     reader,
     relevance,
@@ -36,8 +37,8 @@ from nlmcs.commands import (
 from nlmcs.errors import UserInputError, WorkerExited
 
 # Order here is the order in `nlmcs --help`.
-COMMAND_MODULES = (manual, game, play, relevance, ablation, advice, reader, corpus, serve,
-                   freeciv)
+COMMAND_MODULES = (manual, game, play, relevance, ablation, advice, reader, net, corpus,
+                   serve, freeciv)
 
 
 class UsageError(UserInputError):

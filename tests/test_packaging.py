@@ -61,6 +61,7 @@ def test_wheel_holds_the_shipped_data(installed):
     assert "nlmcs/data/rulesets/classic.json" in names
     assert "nlmcs/data/manuals/civ-guide.md" in names
     assert "nlmcs/data/decoys/unrelated.txt" in names  # `nlmcs relevance accuracy`'s default
+    assert "nlmcs/data/nets/civ.pt" in names  # `nlmcs play --method puct-net`'s default
     assert {"nlmcs/serve/static/index.html", "nlmcs/serve/static/client.js"} <= set(names)
     assert not any(n.startswith(("data/", "tests/")) for n in names)
 

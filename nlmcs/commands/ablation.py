@@ -28,6 +28,7 @@ from nlmcs.commands.options import (
     csv_names,
     float_option,
     make_game,
+    net_options,
     reader_options,
     settings,
 )
@@ -71,12 +72,7 @@ def register(sub) -> None:
     g.add_argument("--force-mix", action="store_true",
                    help="add games to a run folder that holds another configuration")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
-    x = p.add_argument_group("where games run")
-    x.add_argument("--scheduler", default=os.environ.get("DASK_SCHEDULER_ADDRESS"),
-                   help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 (default: "
-                        "$DASK_SCHEDULER_ADDRESS)")  # fmt: skip
-    x.add_argument("--connect-timeout", type=float_option(above=0, high=3600), default=5.0,
-                   help="seconds to wait for the scheduler")
+    x = add_executor_options(p)
     add_game_options(p)
     # --rollouts is a list of budgets here and --workers counts game processes (below): each
     # game searches in one process, at its arm's budget.
@@ -141,15 +137,9 @@ def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
         steps=steps, opponent=args.opponent, game=args.game, game_options=options,
         full_games=full_games, manual=args.manual, twin_seed=args.twin_seed, search=search,
         model=model, corpus=corpus_options(args), reader=reader_options(args),
+        net=net_options(args),
     )  # fmt: skip
     return spec, args.out or Path("runs") / (args.preset or "ablation")
-
-
-def _usable_cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        return os.cpu_count() or 1
 
 
 def run_cli(args: argparse.Namespace) -> int:
@@ -172,7 +162,7 @@ def run_cli(args: argparse.Namespace) -> int:
 
     try:
         with contextlib.ExitStack() as stack:
-            executor, window, where = stack.enter_context(_executor(args, len(prepared.jobs)))
+            executor, window, where = stack.enter_context(game_executor(args, len(prepared.jobs)))
             print(f"{out}: {len(arms)} arm(s) x {spec.games} games, {prepared.done} stored, "
                   f"{len(prepared.jobs)} to play {where}", flush=True)
             bar = stack.enter_context(tqdm(total=prepared.total, initial=prepared.done,
@@ -199,17 +189,28 @@ def run_cli(args: argparse.Namespace) -> int:
     return _print_report(out, strict=True)
 
 
+def add_executor_options(p) -> argparse._ArgumentGroup:
+    """--scheduler and --connect-timeout (the caller adds its own --workers to the group)."""
+    x = p.add_argument_group("where games run")
+    x.add_argument("--scheduler", default=os.environ.get("DASK_SCHEDULER_ADDRESS"),
+                   help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 (default: "
+                        "$DASK_SCHEDULER_ADDRESS)")  # fmt: skip
+    x.add_argument("--connect-timeout", type=float_option(above=0, high=3600), default=5.0,
+                   help="seconds to wait for the scheduler")
+    return x
+
+
 @contextlib.contextmanager
-def _executor(args: argparse.Namespace, jobs: int):
+def game_executor(args: argparse.Namespace, jobs: int):
     """(executor, games to keep in flight, where): the Dask cluster's, or a local pool's."""
     from nlmcs.experiments.ablation.runner import dask_executor
-    from nlmcs.experiments.pool import local_pool
+    from nlmcs.experiments.pool import local_pool, usable_cpus
 
     if args.scheduler:
         with dask_executor(args.scheduler, timeout=args.connect_timeout) as (executor, threads):
             yield executor, 2 * threads, f"on {args.scheduler} ({threads} worker threads)"
     else:
-        workers = min(args.workers or _usable_cpus(), jobs)
+        workers = min(args.workers or usable_cpus(), jobs)
         with local_pool(workers) as pool:
             yield pool, workers, f"in {workers} local process(es)"
 

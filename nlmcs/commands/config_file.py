@@ -22,14 +22,14 @@ from nlmcs.fields import field_specs
 from nlmcs.files import read_document
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, ReaderOptions
+from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions
 
 notice = logging.getLogger("nlmcs.notice")
 
 MAX_BYTES = 1_000_000
 """Largest config file read (a run.json is a few KB)."""
 SECTIONS = {"search": SearchConfig, "model": ModelConfig, "corpus": CorpusOptions,
-            "reader": ReaderOptions}
+            "reader": ReaderOptions, "net": NetOptions}
 REMOVED_AT = "0587f02"
 """The last commit with the options in `REMOVED`: it reproduces the runs that used them."""
 REMOVED = {
@@ -116,6 +116,11 @@ def _from_run_record(path: Path, data: dict) -> dict:
     if isinstance(readers, dict):  # recorded as {path, sha256}: the settings are the paths
         out["reader"] = {k: (v.get("path") if isinstance(v, dict) else v)
                          for k, v in readers.items() if v is not None}
+    net = out.get("net")
+    if isinstance(net, dict) and "sha256" in net:  # recorded with its hash: the settings
+        settings = {"net": None if net.get("net") == "shipped" else net.get("net"),
+                    "net_depth": net.get("net_depth"), "value_weight": net.get("value_weight")}
+        out["net"] = {k: v for k, v in settings.items() if v is not None}
     if "twin_seed" not in spec:  # recorded before twins were drawn per game: one, of seed 0
         out["twin_seed"] = 0
     _refuse_removed(path, out)  # first: a run that cannot be replayed needs no note

@@ -20,7 +20,7 @@ from nlmcs.errors import UserInputError
 from nlmcs.fields import Range, field_specs, summary
 from nlmcs.model.config import MODEL_PRESETS, ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, ReaderOptions
+from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions
 
 
 def add_command(sub, name: str, *, help: str, example: str, func) -> argparse.ArgumentParser:
@@ -185,6 +185,8 @@ def add_corpus_options(p) -> None:
     r = p.add_argument_group("reader (uct-text, flat-ucb-text, uct-text-corpus, text-prior and "
                              "their random-text twins)")
     add_fields(p, r, "reader", ReaderOptions)
+    n = p.add_argument_group("network (puct-net, uct-net-prior)")
+    add_fields(p, n, "net", NetOptions)
     p.set_defaults(config_parser=p)
 
 
@@ -263,3 +265,7 @@ def corpus_options(args):
 
 def reader_options(args):
     return ReaderOptions(**settings(args, "reader"))
+
+
+def net_options(args):
+    return NetOptions(**settings(args, "net"))

@@ -19,6 +19,7 @@ from nlmcs.commands.options import (
     csv_ints,
     csv_names,
     int_option,
+    net_options,
     reader_options,
     simulated_game,
 )
@@ -169,7 +170,7 @@ def _play(args: argparse.Namespace, game, scfg, mcfg, log_path: Path | None) -> 
     planner = make_player(args.method, game=game, opponent=args.opponent, seed=args.seed,
                           manual=manual, corpus=corpus_options(args), search_config=scfg,
                           model_config=mcfg, log_decisions=log_path is not None,
-                          reader=reader_options(args))
+                          reader=reader_options(args), net=net_options(args))
     from tqdm import tqdm
 
     bar = tqdm(total=args.steps, unit="step", disable=args.no_progress)
@@ -266,7 +267,7 @@ def bench_cli(args: argparse.Namespace) -> int:
                  backends=sorted(backends, reverse=True), search_config=scfg,
                  model_config=mcfg, seed=args.seed, manual=args.manual,
                  corpus=corpus_options(args), reader=reader_options(args),
-                 opponent=args.opponent, steps=args.steps,
+                 net=net_options(args), opponent=args.opponent, steps=args.steps,
                  start_turn=args.start_turn, on_row=on_row)  # fmt: skip
     print("sec/step: the first step; warm s: the mean of the later ones (--steps); cpu s: per "
           "step; x ref: the numpy reference's seconds over these; release: the 2011 C++ release "
@@ -300,7 +301,8 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     state = start_position(game, seed=args.seed, turns=args.start_turn)
     planner = make_planner(method.name, game=game, manual=args.manual,
                            corpus=corpus_options(args), search_config=scfg, model_config=mcfg,
-                           seed=args.seed, reader=reader_options(args))  # fmt: skip
+                           seed=args.seed, reader=reader_options(args),
+                           net=net_options(args))  # fmt: skip
     print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {mcfg.backend}, from turn "
           f"{state.turn}; one warm-up step, then {args.steps} timed", flush=True)
 

@@ -20,7 +20,13 @@ from nlmcs.experiments.positions import start_position
 from nlmcs.games.base import Game
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, ReaderOptions, get_method, make_planner
+from nlmcs.search.methods import (
+    CorpusOptions,
+    NetOptions,
+    ReaderOptions,
+    get_method,
+    make_planner,
+)
 
 RELEASE_SECONDS = {("text", 20): 4.9, ("text", 100): 16.4, ("text", 500): 76.5,
                    ("linear", 20): 3.7, ("linear", 100): 11.8, ("linear", 500): 49.4}
@@ -51,6 +57,7 @@ def bench_search(
     manual=None,
     corpus: CorpusOptions | None = None,
     reader: ReaderOptions | None = None,
+    net: NetOptions | None = None,
     opponent: str = "builtin",
     model_config: ModelConfig | None = None,
     steps: int = 1,
@@ -89,7 +96,7 @@ def bench_search(
                     fresh = fresh_peak()
                     planner = make_planner(method, game=game, manual=manual, corpus=corpus,
                                            search_config=cfg, model_config=mcfg, seed=seed,
-                                           reader=reader)
+                                           reader=reader, net=net)
                     row = _time_steps(planner, state, seed, steps, (method, n, w, backend),
                                       fresh)
                     del planner

@@ -23,7 +23,7 @@ from nlmcs.games.base import Game, Policy, State
 from nlmcs.games.runner import GameHook, GameResult, play_game
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, ReaderOptions, make_planner
+from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions, make_planner
 from nlmcs.search.planner import Planner, PlannerPolicy
 
 
@@ -53,12 +53,13 @@ class PlayResult:
 def make_player(method: str, *, game: Game, opponent: str, seed: int, manual=None,
                 corpus: CorpusOptions | None = None, search_config: SearchConfig | None = None,
                 model_config: ModelConfig | None = None, log_decisions: bool = False,
-                reader: ReaderOptions | None = None) -> Planner:
+                reader: ReaderOptions | None = None, net: NetOptions | None = None
+                ) -> Planner:
     """The planner of `method` for a game against `opponent`: roll-outs model every other
     player as `opponent` too."""
     cfg = replace(search_config or SearchConfig(), opponent=opponent, log_decisions=log_decisions)
     return make_planner(method, game=game, manual=manual, corpus=corpus, search_config=cfg,
-                        model_config=model_config, seed=seed, reader=reader)
+                        model_config=model_config, seed=seed, reader=reader, net=net)
 
 
 def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int, steps: int,

@@ -19,6 +19,13 @@ from nlmcs.errors import UserInputError
 from nlmcs.search.workers import worker_setup
 
 
+def usable_cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
 @contextmanager
 def local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     """A pool of `workers` spawned processes; on any exception its workers are stopped at once

@@ -13,6 +13,10 @@ For the rule variants of the civ game (`nlmcs.games.civ.variants`): `text-mismat
 manual with another game's rule sentence, and the scripted arms `oracle` / `oracle-blind` play the
 built-in AI with / without knowing the rule (`nlmcs.search.scripted`).
 
+The AlphaZero line (`nlmcs.net`): `puct-net` is PUCT with a policy/value network's priors and a
+short roll-out scored by its value; `uct-net-prior` keeps full roll-outs and takes only the
+network's priors.
+
 Everything heavy (the model, the manual, scikit-learn for the naive-Bayes prior) is imported only
 when a planner that needs it is built.
 """
@@ -52,6 +56,9 @@ class Method:
     text_prior: bool = False
     """Steered by the text reader's prior (`nlmcs.reader`) over the text `reads` names: PUCT's
     policy in the trees, the root bias of the MC search."""
+    net: Literal["", "policy", "policy-value"] = ""
+    """Guided by the policy/value network (`nlmcs.net`): its priors, and with policy-value
+    its value at the end of short roll-outs."""
 
 
 METHODS: dict[str, Method] = {m.name: m for m in (
@@ -94,6 +101,10 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            "mc", model="text", reads="manual", text_prior=True),
     Method("random-text-prior", "text-prior reading the word-permuted twin (model and prior)",
            "mc", model="text", reads="random-twin", text_prior=True),
+    Method("puct-net", "PUCT with the policy/value network's priors; roll-outs of "
+           "`net_depth` turns scored by its value", "uct", net="policy-value"),
+    Method("uct-net-prior", "UCT with the policy/value network's priors, full roll-outs",
+           "uct", net="policy"),
     Method("oracle", "the built-in AI knowing the variant game's rule (scripted, no search)",
            "script"),
     Method("oracle-blind", "the built-in AI without the rule (scripted, no search)", "script"),
@@ -148,6 +159,24 @@ class ReaderOptions:
         return self.twin_reader if reads == "random-twin" else self.reader
 
 
+@dataclass(frozen=True)
+class NetOptions:
+    """Which policy/value network (`nlmcs net train`) the network methods play with."""
+
+    net: str | None = None
+    """Network checkpoint; none: the one shipped for the game (`data/nets`)."""
+    net_depth: int = option(3, low=1)
+    """puct-net: turns a roll-out plays before its last state is scored (3 and the value
+    weight 0.5 were chosen on tuning block 5151, results/net/PLAN.md)."""
+    value_weight: float = option(0.5, low=0.0, high=1.0)
+    """puct-net: a leaf's score is this share of the network's value plus the rest of the
+    game's reward (the score ratio every roll-out ends with), as AlphaGo mixed its value and
+    roll-outs."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "network option")
+
+
 def method_names() -> list[str]:
     return list(METHODS)
 
@@ -168,10 +197,11 @@ def make_planner(
     model_config: ModelConfig | None = None,
     seed: int = 0,
     reader: ReaderOptions | None = None,
+    net: NetOptions | None = None,
 ) -> Planner:
     """The planner of method `name`. `manual` is read by the text methods (default: the
     shipped guide), `corpus` by the corpus methods, `reader` by the text-prior methods; other
-    methods ignore them."""
+    methods ignore them; `net` is read by the network methods."""
     method = get_method(name)
     search_config = search_config or SearchConfig()
     prior = policy = None
@@ -191,6 +221,17 @@ def make_planner(
                                      kind)
         prior = text_prior if prior is None else product_prior(
             (prior, text_prior), kind, search_config.prior_floor)
+    leaf = None
+    if method.net:
+        from nlmcs.net.guide import load_guide, mixed_leaf
+
+        options = net or NetOptions()
+        guide = load_guide(options.net, game)
+        prior = guide
+        if method.net == "policy-value":
+            leaf = mixed_leaf(guide, options.value_weight, search_config)
+            search_config = dataclasses.replace(search_config, depth=options.net_depth,
+                                                prior_mode="puct")
     if method.planner == "script":
         from nlmcs.search.scripted import ScriptedPlanner
 
@@ -200,11 +241,14 @@ def make_planner(
                            model_config=model_config or ModelConfig(), seed=seed, prior=prior,
                            rollout_policy=policy)
     if method.planner == "uct":
-        from nlmcs.search.uct import UCTPlanner as planner_class
-    else:
-        from nlmcs.search.flat_ucb import FlatUCBPlanner as planner_class
-    return planner_class(game=game, config=search_config, seed=seed, prior=prior,
-                         rollout_policy=policy)
+        from nlmcs.search.uct import UCTPlanner
+
+        return UCTPlanner(game=game, config=search_config, seed=seed, prior=prior,
+                          rollout_policy=policy, leaf=leaf)
+    from nlmcs.search.flat_ucb import FlatUCBPlanner
+
+    return FlatUCBPlanner(game=game, config=search_config, seed=seed, prior=prior,
+                          rollout_policy=policy)
 
 
 def _mc_planner(method: Method, *, game, manual, search_config, model_config, seed, prior,

@@ -47,13 +47,17 @@ class Opponents:
 
 
 def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
-            opponents: Opponents, rng: np.random.Generator) -> float:
-    """Play one roll-out of at most `config.depth` turns from `root`; return its reward."""
+            opponents: Opponents, rng: np.random.Generator,
+            leaf: Callable[[State, int], float] | None = None) -> float:
+    """Play one roll-out of at most `config.depth` turns from `root`; return its reward, or,
+    with `leaf` (a value network), `leaf(state, player)` of a state where the game goes on."""
     state = root.clone()
     for depth in range(config.depth):
         if state.is_terminal():
             break
         step(state, player, choose(state, depth), opponents.of(state, player), rng)
+    if leaf is not None and not state.is_terminal():
+        return float(leaf(state, player))
     return reward(state, player, config.reward, config.reward_weights)
 
 

@@ -8,6 +8,10 @@ it as `SearchConfig.prior_mode` says: a policy for PUCT selection, or the paper'
 (`nlmcs.search.tree`). The real move is each agent's root child of most real visits
 (`tree.final_choice`: a prior's virtual visits never make an untried move the choice).
 
+With a `leaf` value (the policy/value network of `puct-net`) a roll-out's last state is scored
+by it instead of by the game's reward; self-play mixes Dirichlet noise into the root priors
+(`root_noise`), as AlphaZero does.
+
 The trees are updated after every roll-out, so UCT runs its roll-outs in this process; its
 results are the same for a seed whatever `workers` says.
 """
@@ -15,6 +19,9 @@ results are the same for a seed whatever `workers` says.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+
+import numpy as np
 
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
@@ -35,8 +42,13 @@ from nlmcs.search.tree import (
 
 class UCTPlanner:
     def __init__(self, *, game: Game, config: SearchConfig, seed: int, prior: Prior | None = None,
-                 rollout_policy: RolloutPolicy | None = None, select: Select | None = None):
+                 rollout_policy: RolloutPolicy | None = None, select: Select | None = None,
+                 leaf: Callable[[State, int], float] | None = None,
+                 root_noise: tuple[float, float] | None = None):
         self.config = config
+        self.leaf = leaf
+        self.root_noise = root_noise
+        """(alpha, share): root priors become (1 - share) p + share Dirichlet(alpha)."""
         self.seed = int(seed)
         self.prior = prior
         rule, self.c = selection(config, prior)
@@ -68,6 +80,8 @@ class UCTPlanner:
                         continue
                     if node.children is None:
                         node.children = seeded_children(sim, agent, actions, self.prior, cfg)
+                        if self.root_noise is not None and node is self.roots[agent]:
+                            add_noise(node.children, *self.root_noise, r_rng)
                     action = pick(node, actions, node.children, self.c, r_rng, self.select)
                     child = node.children[action]
                     paths[agent].append(child)
@@ -76,7 +90,8 @@ class UCTPlanner:
                     joint[agent] = action
                 return joint
 
-            r = rollout(state, player, walk, config=cfg, opponents=self.opponents, rng=r_rng)
+            r = rollout(state, player, walk, config=cfg, opponents=self.opponents, rng=r_rng,
+                        leaf=self.leaf)
             rewards.append(r)
             for path in paths.values():
                 for node in path:
@@ -97,3 +112,13 @@ class UCTPlanner:
 
     def close(self) -> None:
         pass
+
+
+def add_noise(children: dict[Action, Node], alpha: float, share: float,
+              rng: np.random.Generator) -> None:
+    """Mix Dirichlet(alpha) noise into the children's priors (exploration in self-play)."""
+    if len(children) < 2:
+        return
+    noise = rng.dirichlet(np.full(len(children), alpha))
+    for child, eta in zip(children.values(), noise, strict=True):
+        child.p = (1.0 - share) * child.p + share * float(eta)

@@ -8,20 +8,26 @@ from __future__ import annotations
 import pytest
 
 from nlmcs.cli import UsageError, parse_command_line
-from nlmcs.commands.options import PRIOR_FIELDS, configs, corpus_options, reader_options
+from nlmcs.commands.options import (
+    PRIOR_FIELDS,
+    configs,
+    corpus_options,
+    net_options,
+    reader_options,
+)
 from nlmcs.errors import UserInputError
 from nlmcs.fields import field_specs
 from nlmcs.model.config import MODEL_PRESETS, ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, ReaderOptions
+from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions
 
 CONFIGS = {"search": SearchConfig, "model": ModelConfig, "corpus": CorpusOptions,
-           "reader": ReaderOptions}
+           "reader": ReaderOptions, "net": NetOptions}
 
 
 def _parse(*argv: str, command=("play",)):
     args = parse_command_line([*command, *argv])
-    return (*configs(args), corpus_options(args), reader_options(args))
+    return (*configs(args), corpus_options(args), reader_options(args), net_options(args))
 
 
 def _settings(*argv: str):
@@ -54,11 +60,12 @@ FIELDS = [(section, spec) for section, cls in CONFIGS.items() for spec in field_
 @pytest.mark.parametrize("section,spec", FIELDS, ids=[s.name for _, s in FIELDS])
 def test_every_field_is_an_option_that_round_trips(section, spec):
     value, words = _other_value(spec)
-    search, model, corpus, reader = _parse(*words)
-    got = {"search": search, "model": model, "corpus": corpus, "reader": reader}[section]
+    search, model, corpus, reader, net = _parse(*words)
+    got = {"search": search, "model": model, "corpus": corpus, "reader": reader,
+           "net": net}[section]
     assert getattr(got, spec.name) == value
     untouched = {"search": SearchConfig(), "model": ModelConfig(), "corpus": CorpusOptions(),
-                 "reader": ReaderOptions()}
+                 "reader": ReaderOptions(), "net": NetOptions()}
     assert dataclasses_equal_but(got, untouched[section], spec.name)
 
 
@@ -68,7 +75,7 @@ def dataclasses_equal_but(a, b, name) -> bool:
 
 def test_the_excluded_fields_are_the_mappings_and_what_the_command_sets():
     names = {s.name for cls in CONFIGS.values() for s in field_specs(cls)}
-    assert len(names) == 50 and len(FIELDS) == 45
+    assert len(names) == 53 and len(FIELDS) == 48
     args = parse_command_line(["play"])
     offered = {n for names in args.config_fields.values() for n in names}
     assert offered == {s.name for _, s in FIELDS}
@@ -100,7 +107,7 @@ def test_todays_option_names_still_parse_in_every_command_that_had_them():
             (3, 2, "weighted", "mean-q")
         assert (model.hidden_update, model.hidden_l2, model.max_sentences) == ("expected", 0.0, 4)
         assert not model.grounding_features and model.center
-    search, _, corpus_opts, _ = _parse(*corpus)
+    search, _, corpus_opts, *_ = _parse(*corpus)
     assert (search.prior_mode, search.puct_c, corpus_opts.prior) == ("visits", 1.5, "naive-bayes")
 
 

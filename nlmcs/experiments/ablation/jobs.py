@@ -55,7 +55,8 @@ def play_game_job(job: GameJob) -> dict:
     started = time.perf_counter()
     planner = make_player(arm.method, game=game, opponent=spec.opponent, seed=job.seed,
                           manual=job.manual, corpus=spec.corpus, search_config=search,
-                          model_config=spec.model, reader=spec.reader)  # fmt: skip
+                          model_config=spec.model, reader=spec.reader,
+                          net=spec.net)  # fmt: skip
     hooks = []
     if spec.variant:
         from nlmcs.experiments.ablation.foundings import FoundingsHook

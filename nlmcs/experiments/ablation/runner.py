@@ -119,7 +119,8 @@ def _variant_game(spec: AblationSpec):
 
 
 def _check_game(spec: AblationSpec) -> None:
-    """The game builds and knows the opponent; corpus methods find a corpus recorded for it."""
+    """The game builds and knows the opponent; corpus methods find a corpus recorded for it,
+    network methods a network trained for it."""
     from nlmcs.games import make_game
 
     game = make_game(spec.game, **spec.game_options)
@@ -130,6 +131,10 @@ def _check_game(spec: AblationSpec) -> None:
         from corpus.bundle import check_compatible, corpus_bundle
 
         check_compatible(corpus_bundle(spec.corpus.corpus).corpus, game)
+    if any(get_method(m).net for m in spec.methods):
+        from nlmcs.net.guide import load_guide
+
+        load_guide(spec.net.net, game)  # a network trained for another game is refused here
 
 
 def plan_jobs(spec: AblationSpec, *, done: set[tuple[str, int]],

@@ -22,7 +22,7 @@ from nlmcs import __version__
 from nlmcs.errors import UserInputError
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, ReaderOptions, get_method
+from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions, get_method
 
 SPEC_FORMAT = "nlmcs-ablation/1"
 
@@ -134,6 +134,8 @@ class AblationSpec:
     """Corpus use of the corpus methods (ignored by the others)."""
     reader: ReaderOptions = field(default_factory=ReaderOptions)
     """Trained readers of the text-prior methods (ignored by the others)."""
+    net: NetOptions = field(default_factory=NetOptions)
+    """The policy/value network of the network methods (ignored by the others)."""
 
     def __post_init__(self) -> None:
         if not self.methods:
@@ -189,6 +191,8 @@ class AblationSpec:
         }  # fmt: skip
         if any(get_method(m).text_prior for m in self.methods) or self.reader != ReaderOptions():
             ident["reader"] = reader_identity(self.reader)
+        if any(get_method(m).net for m in self.methods) or self.net != NetOptions():
+            ident["net"] = net_identity(self.net, self.game)
         # Plain JSON values, so an identity read back from run.json compares equal.
         return json.loads(json.dumps(ident, default=str))
 
@@ -215,6 +219,20 @@ def reader_identity(options: ReaderOptions) -> dict:
         out[key] = None if path is None else {"path": str(path),
                                               "sha256": sha256_file(path)[:16]}
     return out
+
+
+def net_identity(options: NetOptions, game: str) -> dict:
+    """The network file by path and content hash (the shipped one when none is named), and
+    its roll-out depth: a run folder's games were all played with the same network."""
+    from nlmcs.files import sha256_file
+    from nlmcs.net.checkpoint import load
+    from nlmcs.net.guide import default_net
+
+    path = options.net if options.net is not None else default_net(game)
+    load(path)  # a bad file is refused before any game
+    return {"net": str(path) if options.net is not None else "shipped",
+            "sha256": sha256_file(path)[:16], "net_depth": options.net_depth,
+            "value_weight": options.value_weight}
 
 
 def fingerprint(identity: Mapping) -> str:

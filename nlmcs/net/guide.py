@@ -1,0 +1,127 @@
+"""The network at play time: a policy prior for the trees and a value for their leaves.
+
+The trees ask for a prior one agent at a time, but every agent of a player is expanded on the
+same simulated state, so the first question on a state answers all of that player's agents in
+one forward pass and the rest are read from the cache. The cache keeps the state object itself
+(so its id cannot be reused by a new clone) and its turn (roll-outs move one clone on); it is
+per thread, as a Dask worker may run several games in threads of one process.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from nlmcs.errors import UserInputError
+from nlmcs.games.base import Action, AgentId, Game, State
+from nlmcs.net.checkpoint import Checkpoint, load
+from nlmcs.net.features import Encoder, Position, stack
+from nlmcs.net.model import agent_log_softmax, tensors
+from nlmcs.paths import shipped_dir
+
+
+class NetGuide:
+    def __init__(self, checkpoint: Checkpoint, device: str = "cpu"):
+        self.net = checkpoint.net.to(device).eval()
+        self.encoder = Encoder(checkpoint.layout)
+        self.device = device
+        self._cache = threading.local()
+        self.forwards = 0
+
+    @torch.no_grad()
+    def evaluate(self, positions: Sequence[Position]) -> tuple[list[np.ndarray], np.ndarray]:
+        """Per position, the (A,) list of each agent's probabilities over its candidates, and
+        the (S,) win probabilities."""
+        batch = stack(positions)
+        t = tensors(batch, self.device)
+        logits, value = self.net(**t)
+        logp = agent_log_softmax(logits, t["cand_agent"], len(batch.agent_tok))
+        probs = logp.exp().cpu().numpy().astype(np.float64)
+        self.forwards += 1
+        out, c = [], 0
+        for p in positions:
+            per_agent = []
+            for i in range(len(p.agent_tok)):
+                n = len(p.actions[i])
+                per_agent.append(probs[c:c + n])
+                c += n
+            out.append(per_agent)
+        return out, torch.sigmoid(value).cpu().numpy().astype(np.float64)
+
+    def position_policy(self, state: State, player: int) -> dict[AgentId, np.ndarray]:
+        position = self.encoder.encode(state, player)
+        (per_agent,), _ = self.evaluate([position])
+        return dict(zip(position.agents, per_agent, strict=True))
+
+    def __call__(self, state: State, agent: AgentId, actions: list[Action]) -> np.ndarray:
+        """The prior over `actions` of `agent` (tree planners' `Prior`)."""
+        cache = self._cache
+        if getattr(cache, "state", None) is not state or cache.turn != state.turn:
+            cache.state, cache.turn, cache.policy = state, state.turn, {}
+        if agent not in cache.policy:
+            for player in range(state.num_players):
+                if agent in state.agents(player):
+                    cache.policy.update(self.position_policy(state, player))
+                    break
+        p = cache.policy.get(agent)
+        if p is None or len(p) != len(actions):  # not an agent of this turn: no opinion
+            return np.full(len(actions), np.nan)
+        return p
+
+    def value(self, state: State, player: int) -> float:
+        """P(`player` wins) by the network (its candidates are not needed, so not encoded)."""
+        position = self.encoder.encode(state, player, agent_actions=[
+            (agent, ()) for agent in state.agents(player)])
+        _, value = self.evaluate([position])
+        return float(value[0])
+
+
+
+def mixed_leaf(guide: NetGuide, weight: float, config):
+    """A leaf scorer: `weight` x the network's value + (1 - weight) x the game's reward."""
+    from nlmcs.search.rollout import reward
+
+    def leaf(state: State, player: int) -> float:
+        game = reward(state, player, config.reward, config.reward_weights) if weight < 1 else 0.0
+        value = guide.value(state, player) if weight > 0 else 0.0
+        return weight * value + (1.0 - weight) * game
+
+    return leaf
+
+
+SHIPPED = {"civ": "civ.pt"}
+"""The network shipped per game, in the shipped data's `nets/` folder."""
+
+_GUIDES: dict[tuple, NetGuide] = {}
+
+
+def default_net(game_name: str) -> Path:
+    """The shipped network of a game; `UserInputError` when none ships."""
+    path = shipped_dir() / "nets" / SHIPPED.get(game_name, f"{game_name}.pt")
+    if not path.is_file():
+        raise UserInputError(f"no network ships for game {game_name!r}; train one "
+                             "(`nlmcs net train`) and pass it with --net")
+    return path
+
+
+def load_guide(path: str | Path | None, game: Game) -> NetGuide:
+    """A guide over the checkpoint at `path` (None: the shipped one), refused unless it was
+    made for `game`; one per file version and process (pool workers play many games)."""
+    path = Path(path) if path is not None else default_net(game.name)
+    try:
+        stat = path.stat()
+        key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, id(game))
+    except OSError:
+        key = None
+    if key is None or key not in _GUIDES:
+        guide = NetGuide(load(path, game))
+        if key is None:
+            return guide
+        if len(_GUIDES) >= 4:
+            _GUIDES.clear()
+        _GUIDES[key] = guide
+    return _GUIDES[key]

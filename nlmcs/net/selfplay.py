@@ -1,0 +1,134 @@
+"""Games the network plays to learn from, and games that judge it; each a job for a worker.
+
+Self-play seats PUCT guided by the network on both sides (or on one side against a scripted
+player). Inside each search the other player is modelled by the search config's scripted
+opponent, as in every search here. At each real step the root's visit shares per agent are the
+policy target; the move is drawn from them (temperature 1) for the first `temperature_turns`
+turns and is the most visited one after; the root priors get Dirichlet noise. The game's result
+for each player is the value target of that player's positions.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from nlmcs.games.base import Action, AgentId
+from nlmcs.net.samples import Samples, result_of
+
+
+@dataclass(frozen=True)
+class NetGameJob:
+    """One game of the network's PUCT as player 0, for self-play or for judging."""
+
+    net: str
+    """Checkpoint path the workers load (one per generation)."""
+    opponent: str
+    """Player 1: "self" (the same network searching), "net:PATH" (another checkpoint's
+    PUCT) or a scripted player spec."""
+    game: str
+    game_options: dict
+    seed: int
+    rollouts: int
+    net_depth: int
+    value_weight: float
+    puct_c: float
+    prior_floor: float
+    temperature_turns: int = 0
+    """Self-play: turns in which moves are drawn from the visit shares."""
+    dirichlet_alpha: float = 0.3
+    noise_share: float = 0.0
+    """Self-play: share of Dirichlet noise in the root priors (0 when judging)."""
+
+
+def _planner(job, guide, game, seed, noise: bool):
+    from nlmcs.net.guide import mixed_leaf
+    from nlmcs.search.config import SearchConfig
+    from nlmcs.search.uct import UCTPlanner
+
+    config = SearchConfig(rollouts=job.rollouts, depth=job.net_depth, prior_mode="puct",
+                          puct_c=job.puct_c, prior_floor=job.prior_floor, opponent="builtin")
+    return UCTPlanner(game=game, config=config, seed=seed, prior=guide,
+                      leaf=mixed_leaf(guide, job.value_weight, config),
+                      root_noise=(job.dirichlet_alpha, job.noise_share) if noise else None)
+
+
+def selfplay_game(job: NetGameJob) -> dict:
+    """Play one game; its samples and a summary (a dict, to cross process boundaries)."""
+    from nlmcs.games import make_game
+    from nlmcs.net.guide import load_guide
+
+    started = time.perf_counter()
+    game = make_game(job.game, **job.game_options)
+    guide = load_guide(job.net, game)
+    state = game.new_initial_state(job.seed)
+    rng = np.random.default_rng(np.random.SeedSequence([job.seed, 1]))
+    pick_rng = np.random.default_rng(np.random.SeedSequence([job.seed, 2]))
+    searching = [0, 1] if job.opponent == "self" else [0]
+    planners = {p: _planner(job, guide, game, job.seed * 2 + p, noise=True) for p in searching}
+    scripted = {p: game.policy(job.opponent) for p in range(game.num_players)
+                if p not in planners}
+    positions, targets, players = [], [], []
+    while not state.is_terminal():
+        joint = {}
+        for p in range(state.num_players):
+            if p in scripted:
+                joint[p] = scripted[p].joint_action(state, p, rng)
+                continue
+            position = guide.encoder.encode(state, p)
+            move = planners[p].choose(state, p, rng)
+            visits = _visit_shares(planners[p].roots, position.agents, position.actions)
+            if state.turn < job.temperature_turns:
+                move = _sample(visits, position.agents, position.actions, pick_rng)
+            positions.append(position)
+            targets.append(np.concatenate(visits) if visits else np.zeros(0, np.float32))
+            players.append(p)
+            joint[p] = move
+        state.apply_joint_actions(joint, rng)
+    winner = state.winner()
+    samples = Samples.from_positions(positions, targets, [result_of(winner, p) for p in players])
+    return {"samples": samples, "seed": job.seed, "winner": winner, "turns": int(state.turn),
+            "scores": [float(state.score(p)) for p in range(state.num_players)],
+            "seconds": time.perf_counter() - started}
+
+
+def _visit_shares(roots, agents: list[AgentId], actions: list) -> list[np.ndarray]:
+    out = []
+    for agent, legal in zip(agents, actions, strict=True):
+        root = roots.get(agent)
+        n = np.array([root.children[a].real if root and root.children and a in root.children
+                      else 0 for a in legal], np.float32)
+        out.append(n / n.sum() if n.sum() > 0 else np.zeros(len(legal), np.float32))
+    return out
+
+
+def _sample(visits: list[np.ndarray], agents, actions, rng) -> dict[AgentId, Action]:
+    move = {}
+    for agent, legal, share in zip(agents, actions, visits, strict=True):
+        if share.sum() > 0:
+            move[agent] = legal[int(rng.choice(len(legal), p=share / share.sum()))]
+    return move
+
+
+def match_game(job: NetGameJob) -> dict:
+    """A judging game: no noise, most visited moves."""
+    from nlmcs.games import make_game
+    from nlmcs.games.runner import play_game
+    from nlmcs.net.guide import load_guide
+    from nlmcs.search.planner import PlannerPolicy
+
+    game = make_game(job.game, **job.game_options)
+    policies = {0: PlannerPolicy(_planner(job, load_guide(job.net, game), game, job.seed,
+                                          noise=job.noise_share > 0), "puct-net")}
+    if job.opponent.startswith("net:"):
+        other = load_guide(job.opponent[4:], game)
+        policies[1] = PlannerPolicy(_planner(job, other, game, job.seed + 1, noise=False),
+                                    "puct-net")
+    else:
+        policies[1] = game.policy(job.opponent)
+    rng = np.random.default_rng(np.random.SeedSequence([job.seed, 1]))
+    result = play_game(game, policies, seed=job.seed, rng=rng)
+    return {"seed": job.seed, "opponent": job.opponent, "winner": result.winner,
+            "margin": result.scores[0] - result.scores[1]}

@@ -1,0 +1,96 @@
+"""What a training run of the network does, as one typed spec (torch-free, so the command line
+loads without torch); `nlmcs.net.train` runs it."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from nlmcs.fields import check_fields, option
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    game: str = "civ"
+    """Game the network plays."""
+    map: str = "small"
+    """Map preset of self-play and judging games."""
+    max_turns: int = option(20, low=1)
+    """Length of self-play and judging games."""
+    corpus: str = "civ-sample"
+    """Corpus whose games generation 0 clones ("" for none: generation 0 is untrained)."""
+    corpus_games: int = option(0, low=0)
+    """Corpus games replayed (0: all)."""
+    bc_epochs: int = option(6, low=0)
+    """Passes over the corpus's positions in behaviour cloning."""
+    generations: int = option(4, low=0)
+    """Self-play generations after behaviour cloning (may grow when a run resumes)."""
+    games: int = option(40, low=1)
+    """Self-play games per generation."""
+    rollouts: int = option(30, low=1)
+    """Roll-outs per step of the PUCT search in self-play and judging games."""
+    net_depth: int = option(3, low=1)
+    """Turns a roll-out plays before its last state is scored."""
+    value_weight: float = option(0.5, low=0.0, high=1.0)
+    """A leaf's score: this share of the network's value, the rest the game's reward."""
+    opponent: str = "self"
+    """Self-play's player 1: "self" (the same network searching) or a scripted player."""
+    temperature_turns: int = option(6, low=0)
+    """Turns in which self-play draws its moves from the visit shares (then most visited)."""
+    dirichlet_alpha: float = option(0.3, low=0.0)
+    """Concentration of the Dirichlet noise mixed into self-play's root priors."""
+    noise_share: float = option(0.25, low=0.0, high=1.0)
+    """Share of that noise in the root priors."""
+    puct_c: float = option(0.3, low=0.0)
+    """PUCT's exploration constant in self-play and judging games."""
+    prior_floor: float = option(0.1, low=0.0, high=1.0)
+    """Share of the prior spread uniformly over the moves (none is ruled out)."""
+    epochs: int = option(4, low=1)
+    """Passes over the replay window per generation."""
+    window: int = option(4, low=1)
+    """Generations of self-play positions the fit reads (the replay buffer)."""
+    corpus_mix: float = option(1.0, low=0.0)
+    """Corpus positions drawn into each generation's fit per self-play position, so self-play
+    refines the cloned policy instead of forgetting it (0: self-play alone, as AlphaZero)."""
+    batch: int = option(128, low=1)
+    """Positions per gradient step."""
+    lr: float = option(1e-3, low=0.0)
+    """AdamW's step size."""
+    weight_decay: float = option(1e-4, low=0.0)
+    """AdamW's weight decay."""
+    hidden: int = option(64, low=1)
+    """Width of the network's hidden layers (a new run only)."""
+    eval_games: int = option(20, low=0)
+    """Judging games per generation, against the built-in AI and against the previous one."""
+    eval_opponent: str = "builtin:normal"
+    """Scripted player the judging games are played against."""
+    eval_seed: int = option(9191, low=0)
+    """Seed of the judging games (salted apart from training games)."""
+    seed: int = option(0, low=0)
+    """Seed of the initial weights, the shuffles and the self-play games."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "training option")
+
+    def identity(self) -> dict:
+        """What a resumed run must share (not the number of generations)."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if k != "generations"}
+
+    def game_options(self) -> dict:
+        return {"preset": self.map, "max_turns": self.max_turns}
+
+
+def stage_name(generation: int) -> str:
+    return f"gen-{generation:03d}"
+
+
+def game_seed(seed: int, generation: int, index: int) -> int:
+    return int(np.random.SeedSequence([seed, generation, index]).generate_state(1)[0] >> 1)
+
+
+def eval_seeds(spec: TrainSpec) -> list[int]:
+    """Judging seeds: from `eval_seed`, salted apart from every training game's."""
+    return [int(np.random.SeedSequence([spec.eval_seed, 0x5EED, i]).generate_state(1)[0] >> 1)
+            for i in range(spec.eval_games)]

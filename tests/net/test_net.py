@@ -1,0 +1,153 @@
+"""The policy/value network: it learns, its file round-trips and refuses misfits, and the
+search it guides only ever plays legal moves."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+import torch
+
+from nlmcs.errors import UserInputError
+from nlmcs.games import make_game
+from nlmcs.net.checkpoint import Checkpoint, load, save
+from nlmcs.net.features import Encoder, stack
+from nlmcs.net.guide import NetGuide
+from nlmcs.net.model import NetConfig, agent_log_softmax, tensors
+from nlmcs.net.samples import Samples, concat, load_samples, replay_corpus
+from nlmcs.net.train import fit
+
+
+@pytest.fixture(scope="module")
+def game():
+    return make_game("civ", preset="small", max_turns=6)
+
+
+@pytest.fixture(scope="module")
+def corpus():
+    from corpus.shipped import find_corpus_dir
+    from corpus.store import load_corpus
+
+    return load_corpus(find_corpus_dir("civ-sample"))
+
+
+def _positions(game, turns=4, seed=5):
+    state = game.new_initial_state(seed)
+    rng = np.random.default_rng(seed)
+    ai = game.policy("builtin")
+    encoder = Encoder(Checkpoint.fresh(game).layout)
+    out = []
+    for _ in range(turns):
+        out += [encoder.encode(state, p) for p in range(state.num_players)]
+        state.apply_joint_actions({p: ai.joint_action(state, p, rng) for p in range(2)}, rng)
+    return state, out
+
+
+def test_replayed_corpus_games_match_their_record_and_cloning_lowers_the_loss(game, corpus):
+    ck = Checkpoint.fresh(game, NetConfig(hidden=16), seed=1)
+    samples, report = replay_corpus(corpus, Encoder(ck.layout), games=3)
+    assert report.replayed == 3 and not report.skipped
+    # every agent's target is its recorded move: one-hot over its legal moves
+    sums = np.zeros(len(samples.agent_pos))
+    np.add.at(sums, samples.cand_agent, samples.target)
+    assert set(np.unique(sums)) <= {0.0, 1.0} and sums.mean() > 0.95
+    assert report.decisions == int(sums.sum()) + int((sums == 0).sum())
+    rows = fit(ck.net, samples, epochs=3, batch=64, lr=3e-3, weight_decay=0.0, seed=0)
+    assert rows[-1]["train_policy"] < 0.8 * rows[0]["train_policy"]
+    assert rows[-1]["train_value"] < rows[0]["train_value"]
+
+
+def test_a_game_that_does_not_replay_is_skipped_not_guessed(game, corpus):
+    broken = dataclasses.replace(corpus, decisions=corpus.decisions.copy())
+    first = broken.games.iloc[0]["game_id"]
+    rows = broken.decisions.index[broken.decisions["game_id"] == first][:3]
+    broken.decisions.loc[rows, "action_kind"] = "wait"
+    samples, report = replay_corpus(broken, Encoder(Checkpoint.fresh(game).layout), games=2)
+    assert report.replayed == 1 and report.skipped == {"moves differ from the record": 1}
+    assert len(samples) == 200  # the good game's 100 turns x 2 players
+
+
+def test_checkpoint_round_trip_gives_the_same_outputs(game, tmp_path):
+    ck = Checkpoint.fresh(game, NetConfig(hidden=8), seed=3)
+    ck.training = {"generation": 2, "loss": np.float64(0.5)}
+    save(ck, tmp_path / "n.pt")
+    back = load(tmp_path / "n.pt", game)
+    assert back.training == {"generation": 2, "loss": 0.5}
+    _, positions = _positions(game)
+    t = tensors(stack(positions))
+    with torch.no_grad():
+        for a, b in zip(ck.net(**t), back.net(**t), strict=True):
+            assert torch.equal(a, b)
+
+
+def test_a_checkpoint_for_another_game_or_layout_is_refused_in_one_line(game, tmp_path):
+    ck = Checkpoint.fresh(game, NetConfig(hidden=8))
+    for field, value in (("game", "catan"), ("ruleset_sha256", "0" * 16),
+                         ("tokens", (*ck.layout.tokens[:-1], "action:zzz"))):
+        bad = Checkpoint(ck.net, dataclasses.replace(ck.layout, **{field: value}))
+        save(bad, tmp_path / "bad.pt")
+        with pytest.raises(UserInputError) as err:
+            load(tmp_path / "bad.pt", game)
+        assert field in str(err.value) and "\n" not in str(err.value)
+    (tmp_path / "junk.pt").write_bytes(b"not a zip")
+    with pytest.raises(UserInputError, match="not a network checkpoint"):
+        load(tmp_path / "junk.pt")
+
+
+def test_probabilities_exist_only_for_legal_moves_and_sum_to_one(game):
+    state, _ = _positions(game)
+    guide = NetGuide(Checkpoint.fresh(game, NetConfig(hidden=8), seed=2))
+    for agent, actions in state.agent_actions(0):
+        p = guide(state, agent, list(actions))
+        assert len(p) == len(state.legal_actions(agent))
+        assert p.min() > 0 and abs(p.sum() - 1) < 1e-6
+    assert guide.forwards == 1  # one forward pass answered every agent of the player
+
+
+def test_softmax_is_per_agent_and_float64_agrees_with_float32(game):
+    _, positions = _positions(game)
+    net = Checkpoint.fresh(game, NetConfig(hidden=16), seed=4).net
+    batch = stack(positions)
+    out = {}
+    for dtype in (torch.float32, torch.float64):
+        t = tensors(batch, dtype=dtype)
+        with torch.no_grad():
+            logits, value = net.to(dtype=dtype)(**t)
+            out[dtype] = agent_log_softmax(logits, t["cand_agent"], len(batch.agent_tok)).exp()
+    sums = torch.zeros(len(batch.agent_tok), dtype=torch.float64).index_add_(
+        0, torch.as_tensor(batch.cand_agent, dtype=torch.long), out[torch.float64])
+    assert torch.allclose(sums, torch.ones_like(sums))
+    assert torch.allclose(out[torch.float32].double(), out[torch.float64], atol=1e-5)
+
+
+def test_puct_net_plays_only_legal_moves_and_repeats_itself(game, tmp_path):
+    from nlmcs.search.config import SearchConfig
+    from nlmcs.search.methods import NetOptions, make_planner
+
+    save(Checkpoint.fresh(game, NetConfig(hidden=8), seed=6), tmp_path / "n.pt")
+    state, _ = _positions(game, turns=2)
+    moves = []
+    for method in ("puct-net", "uct-net-prior"):
+        for _ in range(2):
+            planner = make_planner(method, game=game, search_config=SearchConfig(rollouts=6,
+                                   depth=3), seed=1, net=NetOptions(net=str(tmp_path / "n.pt")))
+            move = planner.choose(state, 0, np.random.default_rng(0))
+            for agent, action in move.items():
+                assert action in state.legal_actions(agent)
+            moves.append(move)
+    assert moves[0] == moves[1] and moves[2] == moves[3]
+
+
+def test_samples_file_round_trip_and_damage(tmp_path, game):
+    _, positions = _positions(game)
+    targets = [np.full(len(p.cand_agent), 0.5, np.float32) for p in positions]
+    s = Samples.from_positions(positions, targets, [1.0] * len(positions))
+    both = concat([s, s])
+    assert len(both) == 2 * len(s) and both.agent_pos.max() == len(both) - 1
+    s.save(tmp_path / "g.npz", {"seed": 3})
+    back, meta = load_samples(tmp_path / "g.npz")
+    assert meta == {"seed": 3} and np.array_equal(back.cand_tok, s.cand_tok)
+    (tmp_path / "bad.npz").write_bytes(b"junk")
+    with pytest.raises(UserInputError, match="bad.npz"):
+        load_samples(tmp_path / "bad.npz")

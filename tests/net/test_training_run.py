@@ -1,0 +1,108 @@
+"""A training run: writes its curve and checkpoints, resumes without replaying finished games,
+and refuses a folder holding other settings."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from nlmcs.errors import UserInputError
+from nlmcs.net.checkpoint import load
+from nlmcs.net.spec import TrainSpec
+from nlmcs.net.train import train_net
+
+TINY = TrainSpec(corpus_games=2, bc_epochs=1, generations=1, games=2, rollouts=4,
+                 eval_games=2, max_turns=4, hidden=8, batch=64)
+
+
+def test_a_run_resumes_from_its_finished_games(tmp_path):
+    out = tmp_path / "run"
+    train_net(TINY, out, log=lambda line: None)
+    curve = pd.read_csv(out / "curve.csv")
+    assert list(curve["generation"]) == [0, 1]
+    assert {"vs_builtin_win_pct", "vs_previous_win_pct", "valid_policy"} <= set(curve.columns)
+    assert (out / "curve.png").stat().st_size > 0
+    assert load(out / "net.pt").training["generation"] == 1
+    games = sorted((out / "gen-001").glob("game-*.npz"))
+    assert len(games) == 2
+    stamps = [g.stat().st_mtime_ns for g in games]
+    (out / "gen-001.pt").unlink()  # as if killed after its games, before its checkpoint
+    lines = []
+    train_net(TINY, out, log=lines.append)
+    assert [g.stat().st_mtime_ns for g in games] == stamps
+    assert any("2 self-play games kept" in line for line in lines)
+    assert list(pd.read_csv(out / "curve.csv")["generation"]) == [0, 1]
+    more = dataclasses.replace(TINY, generations=2)  # more generations may be asked for later
+    train_net(more, out, log=lambda line: None)
+    assert list(pd.read_csv(out / "curve.csv")["generation"]) == [0, 1, 2]
+    with pytest.raises(UserInputError, match="other settings.*rollouts"):
+        train_net(dataclasses.replace(TINY, rollouts=5), out, log=lambda line: None)
+
+
+def test_show_and_bad_checkpoint_on_the_command_line(tmp_path):
+    bad = tmp_path / "bad.pt"
+    bad.write_text("{}")
+    run = subprocess.run([sys.executable, "-m", "nlmcs.cli", "net", "show", str(bad)],
+                         capture_output=True, text=True)
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    assert "bad.pt" in run.stderr and len(run.stderr.strip().splitlines()) == 1
+
+
+def test_an_ablation_records_its_network_and_refuses_a_bad_one_before_any_game(tmp_path):
+    import json
+
+    from nlmcs.games import make_game
+    from nlmcs.net.checkpoint import Checkpoint, save
+    from nlmcs.net.model import NetConfig
+
+    net = tmp_path / "n.pt"
+    save(Checkpoint.fresh(make_game("civ", preset="tiny"), NetConfig(hidden=8)), net)
+    base = [sys.executable, "-m", "nlmcs.cli", "ablation", "run", "--methods",
+            "puct-net,uct-net-prior", "--games", "1", "--map", "tiny", "--steps", "2",
+            "--rollouts", "3", "--depth", "2", "--workers", "1", "--no-progress"]
+    ok = subprocess.run([*base, "--net", str(net), "--out", str(tmp_path / "run")],
+                        capture_output=True, text=True)
+    assert ok.returncode == 0, ok.stderr
+    ident = json.loads((tmp_path / "run" / "run.json").read_text())
+    recorded = json.dumps(ident)
+    from nlmcs.files import sha256_file
+
+    assert sha256_file(net)[:16] in recorded
+    # the recorded run replays its settings, the network's included
+    from nlmcs.cli import parse_command_line
+    from nlmcs.commands.ablation import build_spec
+
+    again = build_spec(parse_command_line(["ablation", "run", "--config",
+                                           str(tmp_path / "run" / "run.json")]))[0]
+    assert again.net.net == str(net) and again.identity()["net"] == ident["spec"]["net"]
+    bad = tmp_path / "bad.pt"
+    bad.write_bytes(b"junk")
+    run = subprocess.run([*base, "--net", str(bad), "--out", str(tmp_path / "bad-run")],
+                         capture_output=True, text=True)
+    assert run.returncode != 0 and "bad.pt" in run.stderr and "Traceback" not in run.stderr
+    assert not (tmp_path / "bad-run" / "results.jsonl").exists()
+
+
+def test_self_play_on_a_dask_cluster_plays_the_same_games(tmp_path, monkeypatch):
+    import distributed
+    import numpy as np
+
+    from nlmcs.experiments.ablation.runner import dask_executor
+    from nlmcs.net.samples import load_samples
+
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(var, "1")  # pin_threads runs in this process (in-process workers)
+    spec = dataclasses.replace(TINY, eval_games=1)
+    train_net(spec, tmp_path / "local", log=lambda line: None)
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                       dashboard_address=None)  # fmt: skip
+    with cluster, dask_executor(cluster.scheduler_address, timeout=10) as (executor, _):
+        train_net(spec, tmp_path / "dask", executor=executor, log=lambda line: None)
+    for name in ("game-0000.npz", "game-0001.npz"):
+        a, _ = load_samples(tmp_path / "local" / "gen-001" / name)
+        b, _ = load_samples(tmp_path / "dask" / "gen-001" / name)
+        assert np.array_equal(a.target, b.target) and np.array_equal(a.value, b.value)
