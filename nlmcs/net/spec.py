@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-import numpy as np
-
 from nlmcs.fields import check_fields, option
 
 
@@ -87,10 +85,14 @@ def stage_name(generation: int) -> str:
 
 
 def game_seed(seed: int, generation: int, index: int) -> int:
+    import numpy as np
+
     return int(np.random.SeedSequence([seed, generation, index]).generate_state(1)[0] >> 1)
 
 
 def eval_seeds(spec: TrainSpec) -> list[int]:
     """Judging seeds: from `eval_seed`, salted apart from every training game's."""
+    import numpy as np
+
     return [int(np.random.SeedSequence([spec.eval_seed, 0x5EED, i]).generate_state(1)[0] >> 1)
             for i in range(spec.eval_games)]

@@ -106,3 +106,11 @@ def test_self_play_on_a_dask_cluster_plays_the_same_games(tmp_path, monkeypatch)
         a, _ = load_samples(tmp_path / "local" / "gen-001" / name)
         b, _ = load_samples(tmp_path / "dask" / "gen-001" / name)
         assert np.array_equal(a.target, b.target) and np.array_equal(a.value, b.value)
+
+
+def test_the_shipped_network_plays_from_the_command_line(tmp_path):
+    run = subprocess.run([sys.executable, "-m", "nlmcs.cli", "play", "--method", "puct-net",
+                          "--map", "tiny", "--steps", "2", "--rollouts", "4", "--no-progress"],
+                         capture_output=True, text=True, cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert "puct-net" in run.stdout
