@@ -90,6 +90,15 @@ def register(sub) -> None:
     r.add_argument("run", type=Path, help="run folder")
     r.add_argument("--skip-bad-lines", action="store_true",
                    help="report the good rows of a damaged results file (bad lines are named)")
+    q = add_command(actions, "pair", func=pair_cli,
+                    help="one arm of a run against one arm of another run of the same games "
+                         "(e.g. another budget at equal wall time), paired by seed",
+                    example="nlmcs ablation pair results/net/final/turns-20 puct-net "
+                            "results/net/final/turns-20-flat-ucb-corpus-50 flat-ucb-corpus")
+    q.add_argument("run_a", type=Path, help="first run folder")
+    q.add_argument("arm_a", help="its arm (method, or method@rollouts)")
+    q.add_argument("run_b", type=Path, help="second run folder")
+    q.add_argument("arm_b", help="its arm")
     s = add_command(actions, "status", func=status_cli,
                     help="games done and left per method in a run folder",
                     example="nlmcs ablation status runs/quick")  # fmt: skip
@@ -238,6 +247,13 @@ def _print_report(folder: Path, *, strict: bool) -> int:
 
 def report_cli(args: argparse.Namespace) -> int:
     return _print_report(args.run, strict=not args.skip_bad_lines)
+
+
+def pair_cli(args: argparse.Namespace) -> int:
+    from nlmcs.experiments.ablation.report import pair_runs
+
+    print(pair_runs((args.run_a, args.arm_a), (args.run_b, args.arm_b)), end="")
+    return 0
 
 
 def status_cli(args: argparse.Namespace) -> int:

@@ -13,8 +13,7 @@ from pathlib import Path
 
 from nlmcs.commands.options import COUNT, add_command, add_fields, add_group, settings
 
-TRAIN_EXAMPLE = ("nlmcs net train --corpus civ-sample --generations 4 --games 40 "
-                 "--out results/net/civ-small")
+TRAIN_EXAMPLE = "nlmcs net train --workers 2 --out runs/net"
 
 
 def register(sub) -> None:

@@ -26,6 +26,7 @@ from nlmcs.paths import shipped_dir
 
 class NetGuide:
     def __init__(self, checkpoint: Checkpoint, device: str = "cpu"):
+        torch.set_num_threads(1)  # small passes; parallelism is over processes
         self.net = checkpoint.net.to(device).eval()
         self.encoder = Encoder(checkpoint.layout)
         self.device = device

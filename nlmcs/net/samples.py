@@ -191,10 +191,12 @@ def replay_corpus(corpus, encoder: Encoder, *, games: int | None = None,
         if why is None:
             game = game_entry(row["game"]).rebuild(json.loads(row["config"]))
             hook = Record()
+            stored = by_game.get_group(row["game_id"])
+            # as many turns as the record has decisions for (a game won by conquest ends in
+            # the turn it is won, so its final turn counter is one short of the turns played)
             result = play_game(game, {p["player"]: game.policy(s) for p, s in
                                       zip(players, specs, strict=True)}, seed=int(row["seed"]),
-                               max_turns=int(row["turns"]), hooks=[hook])
-            stored = by_game.get_group(row["game_id"])
+                               max_turns=int(stored["turn"].max()) + 1, hooks=[hook])
             recorded = Counter(zip(stored["turn"], stored["player"], stored["agent"],
                                    stored["action_kind"], stored["action_arg"], strict=True))
             if recorded != hook.moves:

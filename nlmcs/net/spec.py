@@ -11,6 +11,8 @@ from nlmcs.fields import check_fields, option
 
 @dataclass(frozen=True)
 class TrainSpec:
+    """The defaults are the run that made the shipped network (`results/net/civ-small`)."""
+
     game: str = "civ"
     """Game the network plays."""
     map: str = "small"
@@ -21,11 +23,11 @@ class TrainSpec:
     """Corpus whose games generation 0 clones ("" for none: generation 0 is untrained)."""
     corpus_games: int = option(0, low=0)
     """Corpus games replayed (0: all)."""
-    bc_epochs: int = option(6, low=0)
+    bc_epochs: int = option(4, low=0)
     """Passes over the corpus's positions in behaviour cloning."""
-    generations: int = option(4, low=0)
+    generations: int = option(5, low=0)
     """Self-play generations after behaviour cloning (may grow when a run resumes)."""
-    games: int = option(40, low=1)
+    games: int = option(60, low=1)
     """Self-play games per generation."""
     rollouts: int = option(30, low=1)
     """Roll-outs per step of the PUCT search in self-play and judging games."""
@@ -60,7 +62,7 @@ class TrainSpec:
     """AdamW's weight decay."""
     hidden: int = option(64, low=1)
     """Width of the network's hidden layers (a new run only)."""
-    eval_games: int = option(20, low=0)
+    eval_games: int = option(40, low=0)
     """Judging games per generation, against the built-in AI and against the previous one."""
     eval_opponent: str = "builtin:normal"
     """Scripted player the judging games are played against."""

@@ -120,3 +120,21 @@ def test_help_ends_with_an_example(action, capsys):
     with pytest.raises(SystemExit):
         main(["ablation", action, "--help"])
     assert capsys.readouterr().out.rstrip().splitlines()[-1].startswith("  nlmcs ablation ")
+
+
+def test_pair_compares_arms_of_two_runs_on_shared_seeds_only(tmp_path, capsys):
+    def run(name, *extra):
+        out = str(tmp_path / name)
+        assert main(["ablation", "run", "--methods", "uct", "--games", "2", "--workers", "1",
+                     "--out", out, *TINY, *extra]) == 0
+        return out
+
+    cheap, dear = run("cheap"), run("dear", "--rollouts", "3")
+    other = run("other", "--seed", "9")
+    capsys.readouterr()
+    assert main(["ablation", "pair", cheap, "uct", dear, "uct"]) == 0
+    assert "| cheap/uct vs dear/uct | 2 |" in capsys.readouterr().out
+    assert main(["ablation", "pair", cheap, "uct", other, "uct"]) == 2
+    assert "play different games (seed differ)" in capsys.readouterr().err
+    assert main(["ablation", "pair", cheap, "nope", dear, "uct"]) == 2
+    assert "no games of arm 'nope'" in capsys.readouterr().err

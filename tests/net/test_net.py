@@ -12,7 +12,7 @@ import torch
 from nlmcs.errors import UserInputError
 from nlmcs.games import make_game
 from nlmcs.net.checkpoint import Checkpoint, load, save
-from nlmcs.net.features import Encoder, stack
+from nlmcs.net.features import Encoder, layout_for, stack
 from nlmcs.net.guide import NetGuide
 from nlmcs.net.model import NetConfig, agent_log_softmax, tensors
 from nlmcs.net.samples import Samples, concat, load_samples, replay_corpus
@@ -56,6 +56,14 @@ def test_replayed_corpus_games_match_their_record_and_cloning_lowers_the_loss(ga
     rows = fit(ck.net, samples, epochs=3, batch=64, lr=3e-3, weight_decay=0.0, seed=0)
     assert rows[-1]["train_policy"] < 0.8 * rows[0]["train_policy"]
     assert rows[-1]["train_value"] < rows[0]["train_value"]
+
+
+def test_a_game_won_by_conquest_replays_to_its_last_turn(game, corpus):
+    import dataclasses as dc
+
+    short = corpus.games[corpus.games["turns"] < 100].head(1).reset_index(drop=True)
+    _, report = replay_corpus(dc.replace(corpus, games=short), Encoder(layout_for(game)))
+    assert report.replayed == 1 and not report.skipped
 
 
 def test_a_game_that_does_not_replay_is_skipped_not_guessed(game, corpus):

@@ -177,6 +177,36 @@ def _twin_words(spec: dict) -> str:
     return f"one twin (seed {spec['twin_seed']})"
 
 
+PAIRED_GAME_KEYS = ("game", "game_options", "steps", "full_games", "opponent", "seed")
+"""What two runs must share for their games of one seed to be the same game."""
+
+
+def pair_runs(a: tuple[Path, str], b: tuple[Path, str]) -> str:
+    """One arm of one run against one arm of another (e.g. another roll-out budget at equal
+    wall time), paired on the seeds both played, as the Markdown tables of a report. Runs
+    whose games differ (game, its options, length, opponent, seed S) are refused."""
+    runs, rows = [], []
+    for folder, arm in (a, b):
+        run = read_run(Path(folder))
+        if run is None:
+            raise UserInputError(f"{folder}: no ablation run here (no run.json)")
+        mine = [r for r in read_results(Path(folder) / RESULTS_NAME).rows if r["arm"] == arm]
+        if not mine:
+            raise UserInputError(f"{folder}: no games of arm {arm!r}")
+        label = f"{Path(folder).name}/{arm}"
+        rows += [{**r, "arm": label} for r in mine]
+        runs.append((run["spec"], label))
+    (spec_a, label_a), (spec_b, label_b) = runs
+    differ = [k for k in PAIRED_GAME_KEYS if spec_a.get(k) != spec_b.get(k)]
+    if differ:
+        raise UserInputError(f"{a[0]} and {b[0]} play different games ({', '.join(differ)} "
+                             "differ): their seeds do not pair")
+    order = [label_a, label_b]
+    seed = int(spec_a.get("seed", 0))
+    return summary_markdown(summarise(rows, order), paired_tests(rows, order, seed=seed),
+                            seed=seed)
+
+
 def write_report(folder: Path, *, strict: bool = True) -> Report:
     """Rebuild every report file from the stored games. `strict`: a bad results line is a
     `UserInputError` (naming it); otherwise the good rows are reported and the bad lines
