@@ -343,7 +343,7 @@ def worth_figure(summary: Sequence[dict], spec: AuditSpec) -> bytes:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from nlmcs.experiments.ablation.plots import _png
+    from nlmcs.experiments.ablation.plots import png
 
     rules, turns = list(spec.rules), list(spec.turns)
     grid = np.full((len(rules), len(turns)), np.nan)
@@ -367,7 +367,7 @@ def worth_figure(summary: Sequence[dict], spec: AuditSpec) -> bytes:
     bar = fig.colorbar(im, ax=ax, label="points")
     bar.ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     fig.tight_layout()
-    return _png(fig)
+    return png(fig)
 
 
 def write_outputs(folder: Path, rows: Sequence[dict], spec: AuditSpec,

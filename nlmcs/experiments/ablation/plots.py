@@ -1,4 +1,5 @@
-"""The ablation's figures as PNG bytes: win % per arm, and win % against seconds per step.
+"""The ablation's figures: win % per arm (Wilson 95% intervals), score margin, each arm's paired
+difference from a reference arm, and win % against seconds per step; `png` turns one into bytes.
 
 Drawn on matplotlib `Figure` objects with the Agg canvas directly (no pyplot), so nothing
 global changes in the calling process and no display is needed.
@@ -12,10 +13,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from nlmcs.experiments.ablation.report import ArmSummary
+    from nlmcs.experiments.ablation.report import ArmSummary, PairTest
 
 
-def _png(fig) -> bytes:
+def png(fig) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(fig)
@@ -28,31 +29,72 @@ def _nan0(x: float) -> float:
     return 0.0 if x is None or math.isnan(x) else x
 
 
-def winrate_figure(arms: Sequence[ArmSummary]) -> bytes:
-    """Win % with standard-error bars per arm, and beside it the mean final score margin (mine
-    minus the opponent's) with its standard error: short games often end undecided."""
+def winrate_figure(arms: Sequence[ArmSummary], pairs: Sequence[PairTest] = (), *,
+                   title: str = "", reference: str | None = None):
+    """Win % per arm with its Wilson 95% interval; the mean final score margin (mine minus the
+    opponent's; short games often end undecided) with its standard error; and, with paired
+    tests, each other arm's win-% difference from `reference` (default: the first arm) with its
+    paired-bootstrap 95% interval."""
     from matplotlib.figure import Figure
 
+    from nlmcs.experiments.ablation.stats import wilson_interval
+
     labels = [a.arm for a in arms]
-    x = range(len(arms))
-    fig = Figure(figsize=(max(6.0, 1.6 * len(arms) + 2), 4.0), layout="constrained")
-    left, right = fig.subplots(1, 2)
-    left.bar(x, [a.win_pct for a in arms], yerr=[a.win_se_pct for a in arms], capsize=4,
-             color="tab:blue")  # fmt: skip
-    left.set_ylabel("win % (± s.e.)")
+    x = list(range(len(arms)))
+    reference = reference or (labels[0] if labels else None)
+    diffs = _differences(pairs, reference, labels)
+    panels = 3 if diffs else 2
+    fig = Figure(figsize=(max(6.0, 1.6 * len(arms) + 2) * panels / 2, 4.4), layout="constrained")
+    axes = fig.subplots(1, panels)
+    left, right = axes[0], axes[1]
+    low, high = zip(*(wilson_interval(a.wins, a.games) for a in arms), strict=True)
+    pct = [a.win_pct for a in arms]
+    left.bar(x, pct, color="tab:blue")
+    left.errorbar(x, pct, yerr=[[p - 100 * lo for p, lo in zip(pct, low, strict=True)],
+                                [100 * hi - p for p, hi in zip(pct, high, strict=True)]],
+                  fmt="none", ecolor="black", capsize=4)
+    left.set_ylabel("win % (Wilson 95% interval)")
     left.set_ylim(0, 100)
     right.bar(x, [_nan0(a.margin) for a in arms], yerr=[_nan0(a.margin_se) for a in arms],
               capsize=4, color="tab:orange")  # fmt: skip
     right.axhline(0, color="black", linewidth=0.8)
     right.set_ylabel("final score margin (± s.e.)")
     for ax in (left, right):
-        ax.set_xticks(list(x), labels, rotation=30, ha="right")
+        ax.set_xticks(x, labels, rotation=30, ha="right")
+    if diffs:
+        ax = axes[2]
+        names = [d[0] for d in diffs]
+        mid = [d[1] for d in diffs]
+        ax.errorbar(mid, range(len(diffs)), xerr=[[m - d[2] for m, d in zip(mid, diffs,
+                                                                              strict=True)],
+                                                  [d[3] - m for m, d in zip(mid, diffs,
+                                                                            strict=True)]],
+                    fmt="o", capsize=4, color="tab:green")
+        ax.axvline(0, color="black", linewidth=0.8)
+        ax.set_yticks(range(len(diffs)), names)
+        ax.invert_yaxis()  # the arms in table order, top down
+        ax.set_xlabel(f"win % minus {reference}'s (paired, 95% interval)")
     games = ", ".join(f"{a.arm} {a.games}" for a in arms)
-    fig.suptitle(f"games per arm: {games}", fontsize=9)
-    return _png(fig)
+    fig.suptitle(f"{title}\ngames per arm: {games}" if title else f"games per arm: {games}",
+                 fontsize=9)
+    return fig
 
 
-def strength_vs_time(arms: Sequence[ArmSummary]) -> bytes:
+def _differences(pairs, reference, labels) -> list[tuple[str, float, float, float]]:
+    """(arm, win-% difference from the reference, low, high) for every other arm."""
+    out = []
+    for arm in labels:
+        if arm == reference:
+            continue
+        for t in pairs:
+            if (t.a, t.b) == (arm, reference):
+                out.append((arm, t.win_diff_pct, t.win_diff_low_pct, t.win_diff_high_pct))
+            elif (t.a, t.b) == (reference, arm):
+                out.append((arm, -t.win_diff_pct, -t.win_diff_high_pct, -t.win_diff_low_pct))
+    return out
+
+
+def strength_vs_time(arms: Sequence[ArmSummary], *, title: str = ""):
     """Win % (± s.e.) against mean seconds per real step, one line per method through its
     roll-out budgets (each point labelled with its budget)."""
     from matplotlib.figure import Figure
@@ -70,8 +112,16 @@ def strength_vs_time(arms: Sequence[ArmSummary]) -> bytes:
             ax.annotate(str(a.rollouts), (a.seconds_per_step, a.win_pct), fontsize=7,
                         xytext=(3, 3), textcoords="offset points")  # fmt: skip
     ax.set_xscale("log")
+    # plain numbers at the decades and no labels between them: log axes spanning less than a
+    # decade otherwise crowd their minor labels into each other
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("seconds per real step")
     ax.set_ylabel("win % (± s.e.)")
     ax.set_ylim(0, 100)
     ax.legend(fontsize=8)
-    return _png(fig)
+    if title:
+        ax.set_title(title, fontsize=9)
+    return fig

@@ -207,6 +207,18 @@ def pair_runs(a: tuple[Path, str], b: tuple[Path, str]) -> str:
                             seed=seed)
 
 
+def figure_title(spec: dict) -> str:
+    """What a figure's games were: opponent, game and map, length, budget, seed."""
+    options = spec.get("game_options") or {}
+    where = spec.get("game", "civ") + (f", {options['preset']} map" if options.get("preset")
+                                       else "")
+    length = (f"full {options.get('max_turns') or spec.get('steps')}-turn games"
+              if spec.get("full_games") else f"{spec.get('steps')} steps")
+    budget = f"{'/'.join(map(str, spec.get('rollouts', [])))} roll-outs x depth " \
+             f"{(spec.get('search') or {}).get('depth')}"
+    return f"vs {spec.get('opponent')}; {where}; {length}; {budget}; seed {spec.get('seed')}"
+
+
 def write_report(folder: Path, *, strict: bool = True) -> Report:
     """Rebuild every report file from the stored games. `strict`: a bad results line is a
     `UserInputError` (naming it); otherwise the good rows are reported and the bad lines
@@ -257,12 +269,15 @@ def write_report(folder: Path, *, strict: bool = True) -> Report:
         write_atomic(folder / name, text)
         report.files.append(folder / name)
     if report.arms:
-        from nlmcs.experiments.ablation.plots import strength_vs_time, winrate_figure
+        from nlmcs.experiments.ablation.plots import png, strength_vs_time, winrate_figure
 
-        write_atomic(folder / "winrate.png", winrate_figure(report.arms))
+        plot_title = figure_title(spec)
+        write_atomic(folder / "winrate.png", png(winrate_figure(report.arms, report.pairs,
+                                                                  title=plot_title)))
         report.files.append(folder / "winrate.png")
         if len({s.rollouts for s in report.arms}) > 1:
-            write_atomic(folder / "strength_vs_time.png", strength_vs_time(report.arms))
+            write_atomic(folder / "strength_vs_time.png",
+                         png(strength_vs_time(report.arms, title=plot_title)))
             report.files.append(folder / "strength_vs_time.png")
     return report
 

@@ -27,6 +27,17 @@ def win_rate(wins: int, games: int) -> tuple[float, float]:
     return p, math.sqrt(p * (1.0 - p) / games)
 
 
+def wilson_interval(wins: int, games: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of a win rate (never of zero width, unlike p +- se at 0 or n wins);
+    (nan, nan) for no games."""
+    if games <= 0:
+        return math.nan, math.nan
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(wins), int(games)).proportion_ci(confidence, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
 def mean_se(values: Sequence[float]) -> tuple[float, float]:
     """(mean, standard error with the n - 1 sample deviation); se is nan for fewer than two."""
     x = np.asarray(values, dtype=float)

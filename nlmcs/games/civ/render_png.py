@@ -21,6 +21,32 @@ PLAYER_COLOURS = ("#d62728", "#1f77b4", "#ff7f0e", "#9467bd", "#8c564b", "#e377c
 
 def render_png(s, out: str | Path, *, tile_px: int = 24) -> Path:
     """Draw the state and write it atomically to `out`."""
+    import matplotlib.pyplot as plt
+
+    fig = _figure(s, tile_px)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with atomic_output(out, binary=True) as fh:
+            fig.savefig(fh, format="png", bbox_inches="tight")
+    finally:
+        plt.close(fig)
+    return out
+
+
+def render_rgb(s, *, tile_px: int = 24) -> np.ndarray:
+    """The same picture as an (H, W, 3) uint8 array (an environment's `rgb_array` frame)."""
+    import matplotlib.pyplot as plt
+
+    fig = _figure(s, tile_px)
+    try:
+        fig.canvas.draw()
+        return np.asarray(fig.canvas.buffer_rgba())[..., :3].copy()
+    finally:
+        plt.close(fig)
+
+
+def _figure(s, tile_px: int):
     import matplotlib
 
     matplotlib.use("Agg")
@@ -74,11 +100,4 @@ def render_png(s, out: str | Path, *, tile_px: int = 24) -> Path:
     ax.set_title(f"turn {s.turn}  |  score {scores}", fontsize=8)
     ax.set_xticks([])
     ax.set_yticks([])
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with atomic_output(out, binary=True) as fh:
-            fig.savefig(fh, format="png", bbox_inches="tight")
-    finally:
-        plt.close(fig)
-    return out
+    return fig
