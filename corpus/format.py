@@ -2,8 +2,8 @@
 
 A log file holds one or more games. Each game is a `game` header line, then `turn` lines (the
 full state at the start of every turn) and `decision` lines (one per agent action, with the acting
-player's state vector before and after the action), then a `result` line. README.md documents the
-format under "Corpus format"; `nlmcs.games.record.CorpusRecorder` writes it.
+player's state vector before and after the action), then a `result` line. docs/corpus.md
+documents the format under "Corpus format"; `nlmcs.games.record.CorpusRecorder` writes it.
 
 The reader is a lazy generator of whole games (a game is only yielded once its result line has
 been read and every line validated), so files far larger than memory stream through. Every problem

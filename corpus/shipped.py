@@ -4,7 +4,7 @@ A shipped corpus is a stored corpus (meta.json and its parquet parts) in the shi
 `corpora/` folder. It is read where it lies, never written: a name is looked up in the user's
 store first and in the shipped folder second, so a user's own corpus of the same name wins.
 `export_corpus` copies a stored corpus's committed files without its logs and with its source
-paths cut to file names, which is how `data/corpora/civ-sample` was made (README, "Corpus").
+paths cut to file names, which is how `data/corpora/civ-sample` was made (docs/corpus.md).
 """
 
 from __future__ import annotations

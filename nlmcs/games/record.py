@@ -5,7 +5,7 @@ in one write (then flushed and fsynced) when the game ends, so a crash loses at 
 flight and leaves at most a truncated last game, which the corpus reader reports by line number.
 A caller that plays turn by turn may `flush` earlier (whole lines only).
 A new file is created atomically (temp file in the same directory, then rename). The format is
-documented in README.md under "## Corpus format"; `corpus/format.py` reads and validates it.
+documented in docs/corpus.md under "Corpus format"; `corpus/format.py` reads and validates it.
 """
 
 from __future__ import annotations

@@ -88,7 +88,7 @@ class ModelConfig:
     def release(cls, **overrides) -> ModelConfig:
         """The model as the 2011 release had it: every weight reset at every step, the
         release's hidden-layer sign, all candidate sentences in document order, no grounding
-        features (README "Deviations from the release" lists what still differs)."""
+        features (docs/performance.md, "Deviations from the release", lists what still differs)."""
         return cls(**{**RELEASE, **overrides})
 
     @classmethod
@@ -113,8 +113,8 @@ RELEASE = {
 MODEL_PRESETS: dict[str, dict] = {
     "default": {},
     "release": RELEASE,
-    # The fourth and fifth attempts of README's "Does the manual matter?" (the final blocks
-    # 2929, 3939 and 8383): the K sentences sharing most words with the state and the action,
+    # The fourth and fifth attempts of "Does the manual matter?" (docs/experiments.md; the final
+    # blocks 2929, 3939 and 8383): the K sentences sharing most words with the state and the action,
     # learned by the expected rule and kept from step to step within a game.
     "state-action": {
         "max_sentences": 10, "rank_sentences": "state-action", "overlap_state": True,
@@ -122,5 +122,5 @@ MODEL_PRESETS: dict[str, dict] = {
         "hidden_update": "expected", "hidden_alpha": 1.0, "persist": "hidden",
     },
 }  # fmt: skip
-"""Every model setting README reports, by name (`--model-preset NAME`): the project's defaults,
-the 2011 release's, and the setting the manual ablations settled on."""
+"""Every model setting docs/experiments.md reports, by name (`--model-preset NAME`): the
+project's defaults, the 2011 release's, and the setting the manual ablations settled on."""

@@ -68,7 +68,7 @@ class SearchConfig:
     """Virtual visits given to a child seeded by a prior ("visits" mode)."""
     puct_c: float = option(0.3, low=0.0)
     """Exploration constant of PUCT ("puct" mode); 0.3 was picked on tuning seeds and helped both
-    corpus methods on two fresh blocks (README, "Corpus")."""
+    corpus methods on two fresh blocks (docs/corpus.md)."""
     prior_floor: float = option(0.1, low=0.0, high=1.0)
     """Share of a policy prior spread uniformly over all actions, so that none is ruled out
     ("puct" mode, and the text-corpus root bias)."""

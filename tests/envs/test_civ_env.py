@@ -79,11 +79,11 @@ def test_rgb_frames_and_bad_render_modes():
         civ_v0.parallel_env(render_mode="human")
 
 
-def test_the_readme_example_runs():
+def test_the_documented_example_runs():
     import re
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "environments.md").read_text()
     blocks = [b for b in re.findall(r"```python\n(.*?)```", readme, re.S) if "civ_v0" in b]
     assert len(blocks) == 1
     exec(compile(blocks[0].replace("max_turns=20", "max_turns=3"), "README", "exec"), {})

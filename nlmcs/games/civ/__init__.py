@@ -1,7 +1,7 @@
 """A compact two-player FreeCiv-style game: the forward model the planners search in.
 
 `CivGame(CivConfig(...))` makes states; rules are data (`data/rulesets/classic.json`, FreeCiv's
-classic numbers). See README "## Game" for the rules in brief.
+classic numbers). See docs/game.md for the rules in brief.
 """
 
 from nlmcs.games.civ.game import CivConfig, CivGame
