@@ -12,7 +12,7 @@ from __future__ import annotations
 import gymnasium
 import numpy as np
 
-from nlmcs.envs.civ_v0 import MAX_ACTIONS, MAX_AGENTS, Observer, outcome
+from nlmcs.envs.civ_v0 import MAX_ACTIONS, MAX_AGENTS, Observer, outcome, render_frame
 from nlmcs.games import make_game
 
 
@@ -64,10 +64,4 @@ class CivEnv(gymnasium.Env):
         return np.concatenate(self.observer.observe(self.state, 0)[0]["action_mask"]).astype(bool)
 
     def render(self):
-        if self.render_mode is None or self.state is None:
-            return None
-        if self.render_mode == "ansi":
-            return self.state.render_ascii()
-        from nlmcs.games.civ.render_png import render_rgb
-
-        return render_rgb(self.state)
+        return render_frame(self.state, self.render_mode)

@@ -104,6 +104,17 @@ class Observer:
         return joint
 
 
+def render_frame(state, mode: str | None):
+    """A frame of `state` in render mode `mode` (None: no frame, or no game yet)."""
+    if mode is None or state is None:
+        return None
+    if mode == "ansi":
+        return state.render_ascii()
+    from nlmcs.games.civ.render_png import render_rgb
+
+    return render_rgb(state)
+
+
 def outcome(state, player: int, max_turns: int | None) -> tuple[float, bool, bool]:
     """(end-of-game reward, terminated, truncated) of a player after a turn."""
     if not state.is_terminal():
@@ -175,13 +186,7 @@ class CivParallelEnv(ParallelEnv):
         return obs, rewards, terminations, truncations, infos
 
     def render(self):
-        if self.render_mode is None or self.state is None:
-            return None
-        if self.render_mode == "ansi":
-            return self.state.render_ascii()
-        from nlmcs.games.civ.render_png import render_rgb
-
-        return render_rgb(self.state)
+        return render_frame(self.state, self.render_mode)
 
     def close(self) -> None:
         pass
