@@ -62,10 +62,14 @@ def serve_cli(args: argparse.Namespace) -> int:
                          advice_rollouts=args.advice_rollouts, advice_depth=args.advice_depth,
                          manual=args.manual)
     _check_port(args.host, args.port)
-    import uvicorn
+    try:
+        import uvicorn
 
+        from nlmcs.serve.app import LOOPBACK_NAMES, create_app
+    except ImportError as err:  # the serve extra (`make setup` installs it)
+        raise UserInputError(f"nlmcs serve needs the serve extra ({err.name} is missing): pip "
+                             "install 'nlmcs[serve]'") from None
     from corpus.store import store_dir
-    from nlmcs.serve.app import LOOPBACK_NAMES, create_app
 
     loopback = args.host in LOOPBACK
     hosts = LOOPBACK_NAMES if loopback else ("*",)

@@ -265,8 +265,9 @@ def dask_executor(address: str, *, timeout: float = 5.0,
     process is pinned to one BLAS/torch thread (`Client.run`)."""
     try:
         from distributed import Client
-    except ImportError as err:  # pragma: no cover - distributed is a dependency
-        raise UserInputError("--scheduler needs the 'distributed' package") from err
+    except ImportError as err:  # the dask extra (`make setup` installs it)
+        raise UserInputError("--scheduler needs Dask's 'distributed' package: pip install "
+                             "'nlmcs[dask]'") from err
     try:
         client = Client(address, timeout=timeout, set_as_default=False)
     except (OSError, TimeoutError) as err:
