@@ -117,6 +117,7 @@ def _configure_logging(verbose: bool) -> None:
 def parse_command_line(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line parsed, with the settings of its --config file where it names one
     (options given override the file's)."""
+    refuse_empty_values(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "config", None) is not None:
@@ -124,6 +125,20 @@ def parse_command_line(argv: list[str] | None = None) -> argparse.Namespace:
 
         args = apply_config(parser, args, argv)
     return args
+
+
+def refuse_empty_values(argv: list[str]) -> None:
+    """An empty value never means "the default" (`--methods ''` once ran every method, `--map
+    ''` the large map): an empty or blank argument is a usage error, named by its option."""
+    for i, token in enumerate(argv):
+        if token.startswith("--") and "=" in token:
+            name, _, value = token.partition("=")
+            if not value.strip():
+                raise UsageError(f"{name}: an empty value; give one, or leave the option out")
+        elif not token.strip():
+            before = argv[i - 1] if i and argv[i - 1].startswith("-") else None
+            raise UsageError(f"{before}: an empty value; give one, or leave the option out"
+                             if before else "an empty argument; give a value")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -141,6 +141,33 @@ def check_output(path: str | Path, *, what: str = "file", make_parent: bool = Fa
     return path
 
 
+def check_distinct(inputs: dict[str, str | Path | None], outputs: dict[str, str | Path | None]
+                   ) -> None:
+    """Refuse, before any work, an output that is one of the inputs or another output, by any
+    spelling of its path or through a link (`--html d.jsonl` once overwrote the log it was to
+    report on). Keys name the options in the message; None values are skipped."""
+    seen: dict[object, str] = {}
+    for role, named in (("input", inputs), ("output", outputs)):
+        for option, path in named.items():
+            if path is None:
+                continue
+            key = _identity(Path(path))
+            if key in seen and role == "output":
+                raise UserInputError(f"{path}: {option} would write over {seen[key]}; give "
+                                     "another file name")
+            seen.setdefault(key, f"{option} ({path})")
+
+
+def _identity(path: Path):
+    """The same key for every spelling of one file: its inode where it exists, else its
+    resolved path (links in the folders followed)."""
+    try:
+        info = path.stat()
+        return ("inode", info.st_dev, info.st_ino)
+    except OSError:
+        return ("path", str(path.resolve()))
+
+
 @lru_cache(maxsize=1)
 def _umask() -> int:
     # os.umask can only be read by setting it; done once, before any worker threads write.

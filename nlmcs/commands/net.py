@@ -79,7 +79,7 @@ def _train_cli(args) -> int:
     game.policy(spec.eval_opponent)
     if spec.opponent != "self":
         game.policy(spec.opponent)
-    if spec.corpus:
+    if spec.corpus and (spec.bc_epochs or spec.corpus_mix):
         from corpus.bundle import check_compatible
         from corpus.shipped import find_corpus_dir
         from corpus.store import load_corpus

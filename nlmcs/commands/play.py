@@ -24,7 +24,7 @@ from nlmcs.commands.options import (
     simulated_game,
 )
 from nlmcs.errors import UserInputError
-from nlmcs.files import check_output
+from nlmcs.files import check_distinct, check_output
 
 # The method table is light to import (no model, no corpus); help texts list its names.
 from nlmcs.search.methods import PAPER_METHODS, get_method, make_planner, method_names
@@ -135,6 +135,7 @@ def play_cli(args: argparse.Namespace) -> int:
     method = get_method(args.method)
     _check_writable(args.log_decisions)
     _check_writable(args.report)
+    check_distinct({}, {"--log-decisions": args.log_decisions, "--report": args.report})
     if args.report is not None and method.reads == "nothing":
         raise UserInputError(f"--report shows what a text method read; {method.name} reads no "
                              "text (use text, relevance-only or random-text)")

@@ -25,7 +25,7 @@ from nlmcs.commands.options import (
     simulated_game,
 )
 from nlmcs.errors import UserInputError
-from nlmcs.files import check_input, check_output
+from nlmcs.files import check_distinct, check_input, check_output
 
 DECOY_MAX_BYTES = 64_000_000
 
@@ -121,6 +121,7 @@ def report_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.relevance.report import write_report
 
     check_output(args.html, what="HTML file")
+    check_distinct({"the log": args.log, "--compare": args.compare}, {"--html": args.html})
     logs = [_log(args.log, args.manual)]
     if args.compare is not None:
         logs.append(_log(args.compare, args.manual))

@@ -20,7 +20,8 @@ class TrainSpec:
     max_turns: int = option(20, low=1)
     """Length of self-play and judging games."""
     corpus: str = "civ-sample"
-    """Corpus whose games generation 0 clones ("" for none: generation 0 is untrained)."""
+    """Corpus whose games generation 0 clones and later fits mix in (with `--bc-epochs 0
+    --corpus-mix 0` it is not read: generation 0 keeps its initial weights)."""
     corpus_games: int = option(0, low=0)
     """Corpus games replayed (0: all)."""
     bc_epochs: int = option(4, low=0)

@@ -152,8 +152,9 @@ def train_net(spec: TrainSpec, out: Path, *, executor: Executor | None = None,
     if not first.exists():
         started = time.perf_counter()
         checkpoint = Checkpoint.fresh(game, NetConfig(hidden=spec.hidden), seed=spec.seed)
-        row = {"generation": 0, "stage": "behaviour cloning" if spec.corpus else "untrained"}
-        if spec.corpus:
+        clone = bool(spec.corpus and spec.bc_epochs)
+        row = {"generation": 0, "stage": "behaviour cloning" if clone else "untrained"}
+        if clone:
             row.update(_clone(checkpoint, spec, out, device, log))
         checkpoint.training.update({"generation": 0, "spec": spec.identity(), **row})
         _finish_stage(checkpoint, spec, out, 0, row, curve, started, executor, log)
