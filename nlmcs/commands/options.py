@@ -206,7 +206,6 @@ def add_fields(p, group, section: str, cls, *, skip=(), only=None) -> None:
             kwargs["choices"] = spec.choices
         elif spec.kind in (int, float):
             kwargs["type"] = _number_option(spec)
-
         group.add_argument("--" + spec.name.replace("_", "-"), **kwargs)
         added.append(spec.name)
     fields = dict(p.get_default("config_fields") or {})
