@@ -111,3 +111,23 @@ def test_a_log_of_another_manual_is_refused(text_game, tmp_path, capsys, monkeyp
     assert code == 2 and err.count("\n") == 1
     assert "bare.jsonl:" in err and "not sentence" in err and "another manual" in err
     assert main(["relevance", "show", str(bare), "--manual", "civ-guide", "--step", "0"]) == 0
+
+
+@pytest.mark.parametrize("sentences,message", [
+    ([{"id": 1, "p": "high"}], "sentences.p = 'high' is not a probability"),
+    ({"0": {"id": 1, "p": 0.5}}, "'sentences' must be a list of objects"),
+    ([{"id": 1, "p": float("nan")}], "sentences.p = nan"),
+    ([{"id": 1, "p": 5.0}], "sentences.p = 5.0"),
+    ([{"id": 1, "p": True}], "sentences.p = True"),
+])  # fmt: skip
+def test_a_hand_damaged_probability_is_one_line_naming_file_and_line(tmp_path, sentences,
+                                                                     message):
+    from nlmcs.errors import UserInputError
+
+    path = tmp_path / "d.jsonl"
+    good = {"step": 0, "agent": "unit:1", "sentences": [{"id": 1, "p": 0.5}]}
+    bad = {**good, "sentences": sentences}
+    path.write_text(json.dumps(good) + "\n" + json.dumps(bad) + "\n")
+    with pytest.raises(UserInputError) as err:
+        read_log(path)
+    assert str(err.value).startswith(f"{path}:2: ") and message in str(err.value)

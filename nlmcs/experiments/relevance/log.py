@@ -21,6 +21,7 @@ same, only without maps and header.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +140,7 @@ def _add(log: DecisionLog, rec: dict, number: int) -> None:
         for key, typ in (("step", int), ("agent", str)):
             if not isinstance(rec.get(key), typ) or isinstance(rec.get(key), bool):
                 raise UserInputError(f"{where}: not a decision record (no {key!r})")
+        _check_shares(rec, where)
         log.decisions.append(rec)
         log.lines.append(number)
     elif kind == GAME:
@@ -153,6 +155,28 @@ def _add(log: DecisionLog, rec: dict, number: int) -> None:
     elif kind == END:
         log.end = rec
     # other record kinds come from newer writers: skipped
+
+
+SHARES = (("sentences", "p"), ("latent", "p"), ("prior_sentences", "relevance"),
+          ("prior_top", "p"))
+"""Lists of a decision record whose entries carry a probability, and its key."""
+
+
+def _check_shares(rec: dict, where: str) -> None:
+    """Every logged probability is a number in [0, 1] in a list of objects (a hand-edited "high"
+    or NaN would otherwise crash the report or show as it is)."""
+    for key, name in SHARES:
+        if key not in rec:
+            continue
+        entries = rec[key]
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise UserInputError(f"{where}: {key!r} must be a list of objects")
+        for e in entries:
+            value = e.get(name)
+            if (isinstance(value, bool) or not isinstance(value, int | float)
+                    or not math.isfinite(value) or not -1e-9 <= value <= 1 + 1e-6):
+                raise UserInputError(f"{where}: {key}.{name} = {value!r} is not a probability "
+                                     "(a number in [0, 1])")
 
 
 def require_text(log: DecisionLog) -> None:
