@@ -16,7 +16,6 @@ import copy
 import dataclasses
 import json
 import math
-import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import Executor, as_completed
@@ -322,8 +321,7 @@ def _finish_stage(checkpoint, spec, out, generation, row, curve, started, execut
     write_csv_rows(out / CURVE_CSV, curve)
     write_curve_png(out / CURVE_PNG, curve, spec)
     pending.replace(out / f"{name}.pt")
-    shutil.copyfile(out / f"{name}.pt", out / f".{LATEST}.tmp")
-    (out / f".{LATEST}.tmp").replace(out / LATEST)
+    write_atomic(out / LATEST, (out / f"{name}.pt").read_bytes())
     vs = row.get("vs_builtin_win_pct")
     log(f"{name}: {row['stage']}" + (f", {vs:.0f}% wins against {spec.eval_opponent} "
                                      f"({row['vs_builtin_win_se']:.0f})" if vs is not None
