@@ -71,6 +71,9 @@ def register(sub) -> None:
     g.add_argument("--out", type=Path, help="run folder (default: runs/PRESET or runs/ablation)")
     g.add_argument("--force-mix", action="store_true",
                    help="add games to a run folder that holds another configuration")
+    g.add_argument("--log-decisions", action="store_true",
+                   help="keep each game's decision log in RUN/decisions/ARM/ (for `nlmcs "
+                        "relevance report RUN`); games already stored keep none")
     g.add_argument("--no-progress", action="store_true", help="no progress bar")
     x = add_executor_options(p)
     add_game_options(p)
@@ -155,7 +158,8 @@ def run_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.ablation.runner import prepare_run
 
     spec, out = build_spec(args)
-    prepared = prepare_run(spec=spec, out=out, force_mix=args.force_mix)
+    prepared = prepare_run(spec=spec, out=out, force_mix=args.force_mix,
+                           log_decisions=args.log_decisions)
     arms = [a.label for a in spec.arms()]
     wins = {a: [0, 0] for a in arms}
     for row in prepared.stored:

@@ -50,12 +50,12 @@ def register(sub) -> None:
     p.add_argument("--seed", type=SEED, default=0, help="map, game and search seed")
     p.add_argument("--steps", type=COUNT, default=100, help="real steps (turns) to play at most")
     p.add_argument("--log-decisions", type=Path, help="write every decision record (JSON lines)")
-    p.add_argument("--log-states", action=argparse.BooleanOptionalAction,
-                   help="the decision log also holds a game header, each step's state and the "
-                        "result (the maps of `nlmcs relevance report`)")  # fmt: skip
+    p.add_argument("--log-states", action=argparse.BooleanOptionalAction, default=True,
+                   help="the decision log also holds each step's state, for the maps of "
+                        "`nlmcs relevance report` (default; --no-log-states keeps it small)")
     p.add_argument("--report", type=Path, metavar="HTML",
                    help="at the end, write the relevance report of the game (one HTML file; "
-                        "implies --log-states; the log is kept only with --log-decisions)")
+                        "the log is kept only with --log-decisions)")
     add_game_options(p)
     add_search_options(p)
     add_corpus_options(p)
@@ -184,7 +184,7 @@ def _play(args: argparse.Namespace, game, scfg, mcfg, log_path: Path | None) -> 
     try:
         result = play(game=game, planner=planner, method=args.method, opponent=args.opponent,
                       seed=args.seed, steps=args.steps, log_path=log_path,
-                      log_states=args.log_states or args.report is not None,
+                      log_states=args.log_states,
                       log_header=_log_header(args, scfg, mcfg), on_step=on_step)  # fmt: skip
     finally:
         bar.close()

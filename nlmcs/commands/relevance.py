@@ -55,10 +55,15 @@ def register(sub) -> None:
                          "marked words per agent, sentences used most, entropy plot, learned "
                          "word-attribute associations",  # fmt: skip
                     example="nlmcs relevance report text.jsonl --html report.html "
-                            "--compare random-text.jsonl")
-    r.add_argument("log", type=Path, help="decision log (with --log-states for maps)")
+                            "--compare random-text.jsonl; nlmcs relevance report runs/reading "
+                            "--html reading.html")
+    r.add_argument("log", type=Path, help="decision log, or an ablation run folder whose games "
+                   "kept theirs (`nlmcs ablation run --log-decisions`)")
     r.add_argument("--html", type=Path, required=True, help="the page to write")
     r.add_argument("--compare", type=Path, help="a second log shown side by side")
+    r.add_argument("--arms", help="run folder: the two arms compared game by game, A,B "
+                   "(default: the first arm reading the manual and the first reading its twin)")
+    r.add_argument("--seed", type=SEED, default=0, help="seed of the bootstrap intervals")
     r.add_argument("-k", type=COUNT, default=5, help="top sentences per decision")
     r.add_argument("--map-every", type=COUNT, default=1, help="draw the map every N steps")
     r.add_argument("--manual", help="check the logs were written reading this stored manual")
@@ -122,10 +127,37 @@ def report_cli(args: argparse.Namespace) -> int:
 
     check_output(args.html, what="HTML file")
     check_distinct({"the log": args.log, "--compare": args.compare}, {"--html": args.html})
+    if args.log.is_dir():
+        return _run_report(args)
+    if args.arms is not None:
+        raise UserInputError("--arms chooses two arms of an ablation run folder; "
+                             f"{args.log} is a single log (use --compare)")
     logs = [_log(args.log, args.manual)]
     if args.compare is not None:
         logs.append(_log(args.compare, args.manual))
     write_report(logs=logs, out=args.html, k=args.k, map_every=args.map_every)
+    print(f"report written to {args.html}")
+    return 0
+
+
+def _run_report(args: argparse.Namespace) -> int:
+    from nlmcs.experiments.relevance.run_report import write_run_report
+
+    if args.compare is not None:
+        raise UserInputError(f"--compare shows a second log beside one log; {args.log} is a run "
+                             "folder (choose its arms with --arms A,B)")
+    pair = None
+    if args.arms is not None:
+        names = csv_names(args.arms)
+        if len(names) != 2 or names[0] == names[1]:
+            raise UserInputError(f"--arms {args.arms!r}: name two different arms, A,B")
+        pair = (names[0], names[1])
+    manual = None
+    if args.manual is not None:
+        from nlmcs.model.manuals import resolve_manual
+
+        manual = resolve_manual(args.manual)
+    write_run_report(args.log, out=args.html, pair=pair, seed=args.seed, manual=manual)
     print(f"report written to {args.html}")
     return 0
 

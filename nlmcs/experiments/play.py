@@ -74,10 +74,10 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
     sentences with probabilities, the sampled sentence and its word labels) goes to a
     JSON-lines file that appears (atomically, with ordinary permissions) when the game ends or
     is interrupted (Ctrl-C, or SIGTERM through the CLI); records are strict JSON (a NaN is a
-    bug, raised rather than written as a bare `NaN`). With
-    `log_states` the log also holds a game record first (with `log_header`'s fields, e.g. the
-    manual and configurations), each step's state before its decisions, the final state and
-    the result (`nlmcs.experiments.relevance.log` describes them). `extra_hooks` watch the
+    bug, raised rather than written as a bare `NaN`). The log starts with a game record (with
+    `log_header`'s fields, e.g. the manual and configurations) and ends with the result; with
+    `log_states` it also holds each step's state before its decisions and the final state
+    (`nlmcs.experiments.relevance.log` describes them). `extra_hooks` watch the
     game too (an ablation's variant game counts foundings).
     """
     policies: dict[int, Policy] = {0: PlannerPolicy(planner, method)}
@@ -90,11 +90,9 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
     try:
         if log_path is not None:
             out = AtomicFile(log_path)
-            header = None
-            if log_states:
-                header = _game_record(game, method=method, opponent=opponent, seed=seed,
-                                      steps=steps, extra=log_header)
-            hooks.append(DecisionLogWriter(out.file, planner, header=header,
+            header = _game_record(game, method=method, opponent=opponent, seed=seed,
+                                  steps=steps, extra=log_header)
+            hooks.append(DecisionLogWriter(out.file, planner, header=header, states=log_states,
                                            summary=steps_hook.result))
         game_result = play_game(game, policies, seed=seed, max_turns=steps, hooks=hooks,
                                 rng=rng)
@@ -138,15 +136,16 @@ class PlannerSteps(GameHook):
 
 
 class DecisionLogWriter(GameHook):
-    """Writes the decision log: the planner's decision records after each of its choices;
-    with a `header` (the game record), also that record first, each step's state before its
-    decisions, the final state and the end record (`summary(result)`'s `PlayResult`)."""
+    """Writes the decision log: the game record (`header`) first, the planner's decision
+    records after each of its choices, the end record (`summary(result)`'s `PlayResult`) last;
+    with `states`, also each step's state before its decisions and the final state."""
 
-    def __init__(self, file: TextIO, planner: Planner, *, header: Mapping | None,
+    def __init__(self, file: TextIO, planner: Planner, *, header: Mapping, states: bool,
                  summary: Callable[[GameResult], PlayResult]):
         self.file = file
         self.planner = planner
         self.header = header
+        self.states = states
         self.summary = summary
         self.step = 0
 
@@ -154,11 +153,10 @@ class DecisionLogWriter(GameHook):
         self.file.write(_line(record))
 
     def on_start(self, game: Game, state: State, seed: int, players_meta: list[dict]) -> None:
-        if self.header is not None:
-            self.write(self.header)
+        self.write(self.header)
 
     def on_turn(self, state: State) -> None:
-        if self.header is not None:
+        if self.states:
             self.write(_state_record(state, self.step))
 
     def on_choice(self, state: State, player: int, actions) -> None:
@@ -170,9 +168,9 @@ class DecisionLogWriter(GameHook):
         self.step += 1
 
     def on_end(self, state: State, result: GameResult) -> None:
-        if self.header is not None:
+        if self.states:
             self.write({**_state_record(state, result.played), "final": True})
-            self.write({"record": END, **self.summary(result).summary()})
+        self.write({"record": END, **self.summary(result).summary()})
 
 
 def _line(record: Mapping) -> str:

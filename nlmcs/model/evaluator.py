@@ -144,6 +144,8 @@ class NetworkEvaluator:
                 lo, _ = uw.span(dec.y)
                 words = [net.index.stems[uw.words[lo + k]] for k in range(len(dec.z))]
                 out["word_labels"] = [[w, LABELS[z]] for w, z in zip(words, dec.z, strict=True)]
+                if net.index.pos:
+                    out["word_pos"] = [net.index.pos[uw.words[lo + k]] for k in range(len(dec.z))]
                 out["associations"] = word_associations(net, sig, y=dec.y, z=dec.z)
         else:
             out["latent"] = [{"state": int(i), "p": round(float(p[i]), 6)} for i in order]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 import numpy as np
@@ -176,6 +176,8 @@ class ManualIndex:
     start: np.ndarray  # (n_sentences,) first word of each sentence
     end: np.ndarray  # (n_sentences,) one past the last word
     by_stem: dict[str, np.ndarray]  # stem -> sentence ids containing it
+    pos: list[str] = field(default_factory=list)
+    """(W,) part of speech of each word's slot, for logs (a twin's slot keeps the original's)."""
 
     @property
     def num_sentences(self) -> int:
@@ -275,6 +277,7 @@ class ManualIndex:
             start=start,
             end=end,
             by_stem={k: np.array(v, dtype=np.int64) for k, v in by_stem.items()},
+            pos=[str(p) for p in pos_k],
         )
 
     def candidates(self, agent_words: tuple[str, ...], cap: int | None) -> np.ndarray:

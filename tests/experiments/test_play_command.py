@@ -19,7 +19,7 @@ def test_play_runs_and_logs_decisions(method, tmp_path, monkeypatch, capsys):
     assert code == 0
     out = capsys.readouterr().out
     assert f"method {method}" in out and "seconds/step" in out
-    records = [json.loads(line) for line in log.read_text().splitlines()]
+    records = [r for r in map(json.loads, log.read_text().splitlines()) if "record" not in r]
     assert {r["step"] for r in records} == {0, 1}
     assert all(r["candidates"] and "q" in r["candidates"][0] for r in records)
 
@@ -115,5 +115,6 @@ def test_play_reads_the_corpus_named_by_option(tmp_path, monkeypatch, capsys):
                  "--steps", "1", "--rollouts", "4", "--depth", "2", "--no-progress",
                  "--prior-mode", "visits", "--log-decisions", str(log)])  # fmt: skip
     assert code == 0
-    arms = [c for r in map(json.loads, log.read_text().splitlines()) for c in r["candidates"]]
+    arms = [c for r in map(json.loads, log.read_text().splitlines()) if "record" not in r
+            for c in r["candidates"]]
     assert any(c["visits"] >= 10 for c in arms)  # the paper's mode seeds arms with 10 visits

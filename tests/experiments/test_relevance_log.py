@@ -1,5 +1,6 @@
-"""The decision log read back: typed records of `--log-states` beside unchanged decision records,
-and bad logs answered with one line naming the file (and line), non-zero where nothing shows."""
+"""The decision log read back: typed records (header, states, result) beside unchanged decision
+records, and bad logs answered with one line naming the file (and line), non-zero where nothing
+shows."""
 
 from __future__ import annotations
 
@@ -21,13 +22,15 @@ def _lines(path):
 
 def test_log_states_adds_typed_records_and_keeps_decisions(tmp_path, capsys):
     plain, full = tmp_path / "plain.jsonl", tmp_path / "full.jsonl"
-    assert main(["play", "--method", "text", *TINY, "--log-decisions", str(plain)]) == 0
-    assert main(["play", "--method", "text", *TINY, "--log-decisions", str(full),
-                 "--log-states"]) == 0  # fmt: skip
+    assert main(["play", "--method", "text", *TINY, "--log-decisions", str(plain),
+                 "--no-log-states"]) == 0  # fmt: skip
+    assert main(["play", "--method", "text", *TINY, "--log-decisions", str(full)]) == 0
     capsys.readouterr()
     typed = [r for r in _lines(full) if "record" in r]
     decisions = [r for r in _lines(full) if "record" not in r]
-    assert decisions == _lines(plain)  # the same game, the same records
+    assert decisions == [r for r in _lines(plain) if "record" not in r]  # the same game
+    # the header and the result are always there; states by default (--no-log-states: none)
+    assert [r["record"] for r in _lines(plain) if "record" in r] == ["game", "end"]
     assert [r["record"] for r in typed] == ["game", "state", "state", "state", "end"]
     header = typed[0]
     assert header["format"] == LOG_FORMAT and header["manual"] == "civ-guide"

@@ -11,15 +11,19 @@ from __future__ import annotations
 import dataclasses
 import os
 import socket
+import tempfile
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from pathlib import Path
 
 from nlmcs import __version__
 from nlmcs.experiments.ablation.spec import AblationSpec, Arm
 from nlmcs.search.methods import get_method
 
 ROW_FORMAT = "nlmcs-ablation-game/1"
+LOG_KEY = "_decision_log"
+"""A played row's decision log text, taken out before the row is stored."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +40,9 @@ class GameJob:
     twin_seed: int | None = None
     """random-text with a twin per game: the seed its twin is built from (the runner builds it
     into `manual` as the job is handed out, so workers never write the store)."""
+    log: bool = False
+    """Keep the game's decision log: the row carries its text under `LOG_KEY`, which the runner
+    writes into the run folder (so a worker on another machine needs no shared disk)."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -55,21 +62,35 @@ def play_game_job(job: GameJob) -> dict:
     started = time.perf_counter()
     planner = make_player(arm.method, game=game, opponent=spec.opponent, seed=job.seed,
                           manual=job.manual, corpus=spec.corpus, search_config=search,
-                          model_config=spec.model, reader=spec.reader,
-                          net=spec.net)  # fmt: skip
+                          model_config=spec.model, reader=spec.reader, net=spec.net,
+                          log_decisions=job.log)  # fmt: skip
     hooks = []
     if spec.variant:
         from nlmcs.experiments.ablation.foundings import FoundingsHook
 
         hooks.append(FoundingsHook())
-    result = play(game=game, planner=planner, method=arm.method, opponent=spec.opponent,
-                  seed=job.seed, steps=spec.steps, extra_hooks=hooks)  # fmt: skip
+    with tempfile.TemporaryDirectory(prefix="nlmcs-game-log-") as scratch:
+        log_path = Path(scratch) / "decisions.jsonl" if job.log else None
+        result = play(game=game, planner=planner, method=arm.method, opponent=spec.opponent,
+                      seed=job.seed, steps=spec.steps, extra_hooks=hooks, log_path=log_path,
+                      log_header=_log_header(job, search))  # fmt: skip
+        text = log_path.read_text(encoding="utf-8") if log_path is not None else None
     config = getattr(game, "config", None)
     row = game_row(job, result, wall_seconds=time.perf_counter() - started,
                    game_config=config.to_dict() if hasattr(config, "to_dict") else {})
     if hooks:
         row["foundings"] = hooks[0].summary()
+    if text is not None:
+        row[LOG_KEY] = text
     return row
+
+
+def _log_header(job: GameJob, search) -> dict:
+    """What a kept decision log's game record says beyond the game: the manual read (the twin's
+    name for random-text), the configurations, and the arm and game of the run."""
+    manual = getattr(job.manual, "name", None)
+    return {"manual": None if manual is None else str(manual), "search": search.to_dict(),
+            "model": job.spec.model.to_dict(), "arm": job.arm.label, "game_index": job.index}
 
 
 def _play_freeciv_job(job: GameJob) -> dict:

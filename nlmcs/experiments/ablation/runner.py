@@ -24,16 +24,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nlmcs.errors import UserInputError
-from nlmcs.experiments.ablation.jobs import GameJob, play_game_job
+from nlmcs.experiments.ablation.jobs import LOG_KEY, GameJob, play_game_job
 from nlmcs.experiments.ablation.spec import AblationSpec, game_seed
 from nlmcs.experiments.ablation.store import (
     RESULTS_NAME,
     append_row,
     check_folder,
     check_row,
+    game_log_path,
     locked,
     start_run,
 )
+from nlmcs.files import write_atomic
 from nlmcs.search.methods import get_method
 
 if TYPE_CHECKING:
@@ -138,9 +140,9 @@ def _check_game(spec: AblationSpec) -> None:
 
 
 def plan_jobs(spec: AblationSpec, *, done: set[tuple[str, int]],
-              texts: dict[str, object]) -> list[GameJob]:
+              texts: dict[str, object], log_decisions: bool = False) -> list[GameJob]:
     """Games not yet done, game index by game index (every arm's game 0 first), so that even a
-    partial run holds complete pairs."""
+    partial run holds complete pairs; with `log_decisions` each keeps its decision log."""
     fp = spec.fingerprint()
     jobs = []
     for i in range(spec.games):
@@ -150,17 +152,21 @@ def plan_jobs(spec: AblationSpec, *, done: set[tuple[str, int]],
                 reads = get_method(arm.method).reads
                 own_twin = reads == "random-twin" and spec.twin_seed is None and not spec.variant
                 jobs.append(GameJob(spec, arm, i, seed, fp, texts.get(reads),
-                                    seed if own_twin else None))
+                                    seed if own_twin else None, log=log_decisions))
     return jobs
 
 
-def prepare_run(*, spec: AblationSpec, out: Path, force_mix: bool = False) -> PreparedRun:
+def prepare_run(*, spec: AblationSpec, out: Path, force_mix: bool = False,
+                log_decisions: bool = False) -> PreparedRun:
     """Check everything that can fail on bad input (manual, corpus, run folder, results file);
     writes nothing except a shipped manual's first-use build."""
     _check_game(spec)
+    if log_decisions and spec.game == "freeciv":
+        raise UserInputError("--log-decisions keeps the simulated games' logs; for FreeCiv use "
+                             "`nlmcs freeciv play --log-decisions`")
     results = check_folder(out, spec, force_mix=force_mix)  # before any manual is built
     texts = load_texts(spec)
-    jobs = plan_jobs(spec, done=results.done(), texts=texts)
+    jobs = plan_jobs(spec, done=results.done(), texts=texts, log_decisions=log_decisions)
     return PreparedRun(Path(out), spec, results.rows, jobs, texts)
 
 
@@ -212,10 +218,15 @@ def run_jobs(prepared: PreparedRun, *, executor: Executor, max_in_flight: int = 
                     except BaseException as err:
                         failure = failure or (job, err)
                         continue
+                    log_text = row.pop(LOG_KEY, None)
                     problem = check_row(row)
                     if problem is not None:  # a bug in the job, never a line to store
                         raise RuntimeError(f"{job.arm.label} game {job.index}: bad row "
                                            f"({problem})")
+                    if log_text is not None:  # before the row: a stored game has its log
+                        path = game_log_path(folder, job.arm.label, job.index)
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        write_atomic(path, log_text)
                     append_row(folder / RESULTS_NAME, row)
                     played.append(row)
                     if on_game is not None:

@@ -4,7 +4,7 @@ Plain functions on plain sequences, so each can be checked against numbers worke
 Two methods are compared on the games (seeds) both played:
 - wins: an exact sign test on the discordant pairs (McNemar's exact test: of the pairs where
   exactly one of the two won, is the split 50/50?) and a paired bootstrap interval of the
-  win-rate difference (seeds resampled with replacement, percentile interval);
+  win-rate difference (seeds resampled with replacement, percentile interval, by scipy);
 - final score margins (mine minus the opponent's), because short games often end undecided:
   the mean paired difference with its standard error, and the Wilcoxon signed-rank test (zero
   differences dropped; exact for small samples without ties, as scipy chooses). Signed ranks
@@ -68,16 +68,47 @@ def discordant(a: Sequence[bool], b: Sequence[bool]) -> tuple[int, int]:
 def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, reps: int = 10_000,
                      seed: int = 0, level: float = 0.95) -> tuple[float, float, float]:
     """(mean(a - b), low, high): percentile interval of the paired mean difference over `reps`
-    resamples of the pairs (seeded); with 0/1 wins it is the win-rate difference."""
+    resamples of the pairs (`scipy.stats.bootstrap`, seeded); with 0/1 wins it is the win-rate
+    difference."""
     d = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
     if d.size == 0:
         return math.nan, math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, d.size, size=(reps, d.size))
-    means = d[idx].mean(axis=1)
-    tail = (1.0 - level) / 2.0
-    low, high = np.quantile(means, [tail, 1.0 - tail])
-    return float(d.mean()), float(low), float(high)
+    low, high = _bootstrap((d,), _mean, reps=reps, seed=seed, level=level)
+    return float(d.mean()), low, high
+
+
+def difference_bootstrap(a: Sequence[float], b: Sequence[float], *, reps: int = 10_000,
+                         seed: int = 0, level: float = 0.95) -> tuple[float, float, float]:
+    """(mean(a) - mean(b), low, high) for two independent samples, each resampled on its own;
+    the interval is nan when either has fewer than two values."""
+    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    if x.size == 0 or y.size == 0:
+        return math.nan, math.nan, math.nan
+    diff = float(x.mean() - y.mean())
+    if x.size < 2 or y.size < 2:
+        return diff, math.nan, math.nan
+    low, high = _bootstrap((x, y), _mean_difference, reps=reps, seed=seed, level=level)
+    return diff, low, high
+
+
+def _mean(x, axis=-1):
+    return np.mean(x, axis=axis)
+
+
+def _mean_difference(x, y, axis=-1):
+    return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
+
+def _bootstrap(data: tuple, statistic, *, reps: int, seed: int,
+               level: float) -> tuple[float, float]:
+    from scipy.stats import bootstrap
+
+    if all(np.all(x == x[0]) for x in data):  # no spread: every resample is the same
+        value = float(statistic(*data))
+        return value, value
+    res = bootstrap(data, statistic, n_resamples=reps, confidence_level=level,
+                    method="percentile", vectorized=True, rng=np.random.default_rng(seed))
+    return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
 def signed_rank_test(d: Sequence[float]) -> float:

@@ -26,6 +26,8 @@ log = logging.getLogger(__name__)
 RESULTS_NAME = "games.jsonl"
 RUN_NAME = "run.json"
 LOCK_NAME = ".lock"
+LOGS_NAME = "decisions"
+"""Folder of the kept decision logs (`ablation run --log-decisions`): LOGS_NAME/ARM/game-I.jsonl."""
 OUTCOMES = ("win", "loss", "draw", "undecided")
 _NUMBER = (int, float)
 ROW_TYPES: dict[str, tuple[type, ...]] = {
@@ -34,6 +36,11 @@ ROW_TYPES: dict[str, tuple[type, ...]] = {
     "margin": _NUMBER, "fingerprint": (str,),
 }  # fmt: skip
 """Fields every stored row must have, with their JSON types."""
+
+
+def game_log_path(folder: Path, arm: str, index: int) -> Path:
+    """Where game `index` of `arm` keeps its decision log."""
+    return Path(folder) / LOGS_NAME / arm / f"game-{index:05d}.jsonl"
 
 
 @dataclass(frozen=True)

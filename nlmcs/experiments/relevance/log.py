@@ -3,9 +3,9 @@
 The log is JSON lines. Every line without a "record" key is a decision record: one per agent per
 real step (step, turn, player, agent, action, candidates with Q; the text methods add the agent's,
 action's and state's words, the top candidate sentences with probabilities, the sampled sentence,
-its words' labels and the learned word-to-attribute weights, see `nlmcs.model.evaluator`).
-With `--log-states` (or `--report`) the same file also holds typed records, which older readers
-never saw and so cannot trip over:
+its words' labels with the part of speech of each, and the learned word-to-attribute weights,
+see `nlmcs.model.evaluator`). The same file also holds typed records, which older readers never
+saw and so cannot trip over (states unless `--no-log-states`):
 
 - `{"record": "game", "format": LOG_FORMAT, ...}` first: method, manual, seed, opponent, the game's
   name and configuration, the search and model configurations;
@@ -14,8 +14,8 @@ never saw and so cannot trip over:
   one more with `"final": true` after the last step;
 - `{"record": "end", ...}` last: steps played, winner, scores.
 
-A log without typed records (written before they existed, or without `--log-states`) reads the
-same, only without maps and header.
+A log without typed records (written before they existed) reads the same, only without maps
+and header; one without state records (`--no-log-states`, an ablation's kept logs) has no maps.
 """
 
 from __future__ import annotations

@@ -1,11 +1,14 @@
-"""The relevance plots (matplotlib, Agg backend) as PNG bytes: entropy over a game, and the
-relevance accuracy against decoys by step."""
+"""The relevance plots (matplotlib, Agg backend) as PNG bytes: entropy over a game, relevance
+by sentence and step, word labels by part of speech, two logs compared, and the relevance
+accuracy against decoys by step."""
 
 from __future__ import annotations
 
 import base64
 import io
 from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 
 def _pyplot():
@@ -87,4 +90,94 @@ def accuracy_plot(*, steps: Sequence[int], manual: Sequence[float], decoy: Seque
     ax.set_title(title)
     ax.legend(fontsize=7, loc="lower left")
     ax.grid(alpha=0.3)
+    return _png(fig)
+
+
+def grid_plot(grid, *, title: str, span: float | None = None) -> bytes:
+    """A sentence x step heatmap of mean relevance times uniform (`measures.Grid`) on a scale
+    centred on 1 (uniform: white; above: red; below: blue); `span` (the distance from 1 the
+    colours cover) is shared between panels that are compared."""
+    plt = _pyplot()
+    from matplotlib.colors import Normalize
+
+    rows, cols = grid.values.shape
+    fig, ax = plt.subplots(figsize=(min(12, 4.5 + 0.18 * cols), 1.2 + 0.32 * max(rows, 1)))
+    span = span if span is not None else grid_span([grid])
+    image = ax.imshow(grid.values, aspect="auto", cmap="RdBu_r", interpolation="nearest",
+                      norm=Normalize(vmin=1.0 - span, vmax=1.0 + span))
+    ax.set_yticks(range(rows))
+    ax.set_yticklabels([_short(sid, text) for sid, text in zip(grid.sentences, grid.texts,
+                                                               strict=True)], fontsize=7)
+    every = max(1, cols // 20)
+    ax.set_xticks(range(0, cols, every))
+    ax.set_xticklabels([str(t) for t in grid.steps[::every]], fontsize=7)
+    ax.set_xlabel("real step")
+    ax.set_title(title, fontsize=9)
+    fig.colorbar(image, ax=ax, label="relevance / uniform", fraction=0.04, pad=0.01)
+    return _png(fig)
+
+
+def grid_span(grids: Sequence) -> float:
+    """How far from 1 (uniform) the grids' values reach, at least 0.01."""
+    far = [float(np.abs(g.values - 1.0).max()) for g in grids if g.values.size]
+    return max([0.01, *far])
+
+
+def _short(sid: int, text: str, width: int = 48) -> str:
+    head = "NULL" if sid < 0 else f"#{sid} {text}"
+    return head if len(head) <= width else head[: width - 1] + "\u2026"
+
+
+def pos_plot(tables: Mapping[str, Mapping[str, Mapping[str, int]]], *, top: int = 8) -> bytes:
+    """Share of each part of speech's words labelled action / state / background, one panel
+    per log (`measures.pos_labels`), the `top` most frequent parts of speech."""
+    plt = _pyplot()
+    colours = {"action": "#f2b705", "state": "#3bc9db", "background": "#ced4da"}
+    # each panel its own rows: a twin's most frequent parts of speech differ from the manual's
+    fig, axes = plt.subplots(1, len(tables), figsize=(4.6 * len(tables), 3.4), squeeze=False)
+    for ax, (label, table) in zip(axes[0], tables.items(), strict=True):
+        tags = list(table)[:top]
+        left = np.zeros(len(tags))
+        totals = np.array([max(1, sum(table[t].values())) for t in tags], dtype=float)
+        for name, colour in colours.items():
+            share = np.array([table[t].get(name, 0) for t in tags], dtype=float) / totals
+            ax.barh(range(len(tags)), share, left=left, color=colour, label=name)
+            left += share
+        ax.set_yticks(range(len(tags)))
+        ax.set_yticklabels([f"{t} ({int(n)})" for t, n in zip(tags, totals, strict=True)],
+                           fontsize=8)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_xlabel("share of its words")
+        ax.set_title(label, fontsize=9)
+    axes[0][0].legend(fontsize=7, loc="lower right")
+    return _png(fig)
+
+
+def comparison_plot(rows: Sequence, *, a: str, b: str, title: str) -> bytes:
+    """Each measure (`measures.Comparison`) of A and B, and B - A with its 95% interval."""
+    plt = _pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 1.4 + 0.7 * len(rows)), sharey=True)
+    y = np.arange(len(rows))
+    left.scatter([r.a for r in rows], y, color="C0", label=a, zorder=3)
+    left.scatter([r.b for r in rows], y, color="C1", label=b, marker="s", zorder=3)
+    left.set_yticks(y)
+    left.set_yticklabels([r.title for r in rows], fontsize=8)
+    left.set_xlim(-0.02, 1.02)
+    left.set_xlabel("mean")
+    left.legend(fontsize=7, loc="best")
+    left.grid(alpha=0.3)
+    diffs = np.array([r.diff for r in rows])
+    lows = np.array([r.low for r in rows])
+    highs = np.array([r.high for r in rows])
+    known = ~(np.isnan(lows) | np.isnan(highs))
+    right.errorbar(diffs[known], y[known], xerr=[diffs[known] - lows[known],
+                                                  highs[known] - diffs[known]],
+                   fmt="o", color="black", capsize=4, zorder=3)
+    right.scatter(diffs[~known], y[~known], color="black", marker="x", zorder=3)
+    right.axvline(0.0, color="grey", lw=0.8, ls="--")
+    right.set_xlabel(f"{b} \u2212 {a} (95% interval)")
+    right.grid(alpha=0.3)
+    left.invert_yaxis()
+    fig.suptitle(title, fontsize=10)
     return _png(fig)

@@ -1,10 +1,12 @@
 """The relevance report: one self-contained HTML page of what the model read over a game.
 
 Sections: the games (method, manual, budget, result), relevance entropy over the game (a plot),
-the sentences ranked first most often and by which unit types, the strongest learned
+per unit type a sentence x step heatmap of relevance, word labels by part of speech, the
+sentences ranked first most often and by which unit types, the strongest learned
 word-to-game-attribute associations, and a timeline with the map of every step and, per agent,
 the top sentences with their probabilities and the sampled sentence with its action and state
-words marked. Given two logs (say text and random-text) every section shows them side by side.
+words marked. Given two logs (say text and random-text) every section shows them side by side,
+and a comparison adds each measure of both with the difference and its 95% interval.
 
 Everything is inline (CSS, plots and maps as data: URIs) and a Content-Security-Policy forbids
 loading anything else, so the page opens offline and can be mailed as one file.
@@ -16,10 +18,10 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from nlmcs.experiments.relevance import summary
+from nlmcs.experiments.relevance import measures, plots, summary
 from nlmcs.experiments.relevance.log import DecisionLog, require_text
 from nlmcs.experiments.relevance.maps import map_pictures
-from nlmcs.experiments.relevance.plots import data_uri, entropy_plot
+from nlmcs.experiments.relevance.plots import data_uri
 from nlmcs.experiments.relevance.views import action_words, mark_words, q_rank
 from nlmcs.files import write_atomic
 
@@ -34,6 +36,7 @@ td, th { border: 1px solid #e2e2e2; padding: 3px 6px; vertical-align: top; text-
 th { background: #f0f0f0; }
 .cols { display: grid; gap: 14px; }
 .col { min-width: 0; }
+.col img, section > img { max-width: 100%; height: auto; }
 .w-action { background: #ffe066; border-radius: 3px; padding: 0 2px; font-weight: 600; }
 .w-state { background: #99e9f2; border-radius: 3px; padding: 0 2px; font-weight: 600; }
 .step { border-top: 1px solid #ccc; margin-top: 14px; }
@@ -71,47 +74,131 @@ def render_report(*, logs: Sequence[DecisionLog], k: int = 5, map_every: int = 1
     title = title or "Relevance report: " + " vs ".join(lg.label for lg in logs)
     maps = [map_pictures(lg, every=map_every) for lg in logs]
     steps = sorted(set().union(*(lg.steps() for lg in logs)))
-    body = [
-        f"<h1>{_e(title)}</h1>",
-        '<p class="legend">Marked words of a sampled sentence: '
-        '<span class="w-action">action word</span><span class="w-state">state word</span>'
-        "(other words: background, or dropped as stop words and rare words). Probability bars "
-        "fill at five times the uniform probability of the agent's candidates.</p>",
-        _nav(steps),
-        _section("games", "Games", _games_table(logs)),
-        _section("entropy", "Relevance entropy over the game", _entropy(logs)),
-        _section("sentences", "Sentences ranked first most often",
-                 _cols([_sentence_table(lg) for lg in logs], logs)),
-        _section("associations", "Strongest word-to-game-attribute associations",
-                 _cols([_association_table(lg) for lg in logs], logs)),
-        _section("timeline", "Timeline", _timeline(logs, maps, steps, k)),
+    sections = [
+        ("games", "Games", _games_table(logs)),
+        ("entropy", "Relevance entropy over the game", _entropy(logs)),
     ]
+    if len(logs) == 2:
+        sections.append(("compare", f"{logs[1].method or 'B'} vs {logs[0].method or 'A'}",
+                         compare_section(measures.compare_logs(*logs), logs, paired=False)))
+    sections += [
+        ("units", "Relevance by unit type, sentence and step", unit_section(logs)),
+        ("labels", "Word labels by part of speech", pos_section(logs)),
+        ("sentences", "Sentences ranked first most often",
+         _cols([_sentence_table(lg) for lg in logs], logs)),
+        ("associations", "Strongest word-to-game-attribute associations",
+         _cols([_association_table(lg) for lg in logs], logs)),
+        ("timeline", "Timeline", _timeline(logs, maps, steps, k)),
+    ]
+    jumps = " ".join(f'<a href="#step-{t}">{t}</a>' for t in steps)
+    return page(title, sections, extra_nav=f'<br><span class="muted">steps:</span> {jumps}')
+
+
+LEGEND = ('<p class="legend">Marked words of a sampled sentence: '
+          '<span class="w-action">action word</span><span class="w-state">state word</span>'
+          "(other words: background, or dropped as stop words and rare words). Probability bars "
+          "fill at five times the uniform probability of the agent's candidates.</p>")
+
+
+def page(title: str, sections: Sequence[tuple[str, str, str]], *, extra_nav: str = "") -> str:
+    """A self-contained HTML page of (id, heading, HTML) sections with a contents line."""
+    nav = " ".join(f'<a href="#{i}">{esc(h.split(",")[0].lower())}</a>' for i, h, _ in sections)
+    body = [f"<h1>{esc(title)}</h1>", LEGEND, f"<nav>{nav}{extra_nav}</nav>",
+            *(_section(i, h, c) for i, h, c in sections)]
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
             "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
             "img-src data:; style-src 'unsafe-inline'\">"
-            f"<title>{_e(title)}</title><style>{CSS}</style></head>\n<body>\n"
+            f"<title>{esc(title)}</title><style>{CSS}</style></head>\n<body>\n"
             + "\n".join(body) + "\n</body></html>\n")
 
 
-def _e(text) -> str:
+def compare_section(rows: Sequence[measures.Comparison], logs: Sequence[DecisionLog], *,
+                    paired: bool, names: Sequence[str] | None = None) -> str:
+    """The measures of two logs (or arms) and B - A with 95% intervals: a figure and a table."""
+    if not rows:
+        return '<p class="muted">No decision of both carries a measure.</p>'
+    a, b = names or [lg.method or lg.path.name for lg in logs]
+    unit = "pairs of games" if paired else "steps (fewer of the two)"
+    how = ("per-game means paired by seed: paired bootstrap interval (scipy, 10,000 "
+           "resamples) and Wilcoxon signed-rank p" if paired else
+           "means over steps; interval from resampling each game's steps (scipy bootstrap, "
+           "10,000 resamples): one game each, so it speaks for these two games only")
+    png = plots.comparison_plot(rows, a=a, b=b, title=f"{b} vs {a}: {how.split(':')[0]}")
+    head = (f"<tr><th>measure</th><th>{esc(a)}</th><th>{esc(b)}</th><th>{esc(b)} &minus; "
+            f"{esc(a)}</th><th>95% interval</th><th>{unit}</th>"
+            + ("<th>p</th>" if paired else "") + "</tr>")
+    body = "".join(
+        f"<tr><td>{esc(r.title)}</td><td>{r.a:.4f}</td><td>{r.b:.4f}</td><td>{r.diff:+.4f}</td>"
+        f"<td>{_interval(r)}</td><td>{r.n}</td>"
+        + (f"<td>{r.p:.3g}</td>" if paired else "") + "</tr>" for r in rows)
+    return (f'<img alt="{esc(b)} vs {esc(a)}" src="{data_uri(png)}">'
+            f'<p class="muted">{esc(how)}.</p><table>{head}{body}</table>')
+
+
+def _interval(r: measures.Comparison) -> str:
+    if r.low != r.low or r.high != r.high:  # nan: too few values
+        return "- (too few)"
+    return f"[{r.low:+.4f}, {r.high:+.4f}]"
+
+
+def unit_section(logs: Sequence[DecisionLog], *, limit: int = 4) -> str:
+    """Per unit type (most decisions first), a sentence x step heatmap of mean relevance for
+    each log, side by side on one colour scale."""
+    units = list(dict.fromkeys(u for lg in logs for u in measures.unit_types(lg)))[:limit]
+    if not units:
+        return '<p class="muted">No decision had candidate sentences.</p>'
+    out = ['<p class="muted">Rows: the sentences with the most relevance for the unit type '
+           "over the game; cells: their probability times the number of candidate sentences "
+           "(1: what a uniform pick gives), averaged over that step's decisions of this unit "
+           "type. A sentence outside a decision's logged top 20 gets the probability left over, "
+           "shared evenly by the candidates not listed. White is uniform, red above, blue "
+           "below, on one scale per unit type.</p>"]
+    for unit in units:
+        grids = [measures.relevance_grid(lg, unit) for lg in logs]
+        span = plots.grid_span(grids)
+        cells = [f'<img alt="{esc(unit)} relevance" src="' + data_uri(plots.grid_plot(
+            g, title=f"{unit}: {g.decisions} decisions", span=span)) + '">'
+            if g.sentences else '<p class="muted">no decisions of this unit type</p>'
+            for g in grids]
+        out.append(f"<h3>{esc(unit)}</h3>{_cols(cells, logs)}")
+    return "".join(out)
+
+
+def pos_section(logs: Sequence[DecisionLog]) -> str:
+    """How the sampled sentences' words were labelled, by part of speech, per log."""
+    tables = [measures.pos_labels(lg) for lg in logs]
+    if not any(tables):
+        return ('<p class="muted">These logs carry no parts of speech (written before '
+                "records had word_pos).</p>")
+    # one panel per log that has tags (a log compared with itself still gets two)
+    png = plots.pos_plot({f"{lg.label}{' ' * i}": t for i, (lg, t)
+                          in enumerate(zip(logs, tables, strict=True)) if t})
+    parts = []
+    for table in tables:
+        rows = "".join(f"<tr><td>{esc(tag)}</td>" + "".join(
+            f"<td>{counts.get(lab, 0)}</td>" for lab in measures.LABELS) + "</tr>"
+            for tag, counts in table.items())
+        parts.append("<table><tr><th>part of speech</th>" + "".join(
+            f"<th>{lab}</th>" for lab in measures.LABELS) + f"</tr>{rows}</table>")
+    return (f'<img alt="word labels by part of speech" src="{data_uri(png)}">'
+            '<p class="muted">Words of the sampled sentences (kept words only) by the part of '
+            "speech of their slot in the parse; a random-text twin keeps the original's parse "
+            "slots, so its words sit in the same parts of speech with other words in them.</p>"
+            + _cols(parts, logs))
+
+
+def esc(text) -> str:
+    """HTML-escaped text (quotes too, for attributes)."""
     return html.escape(str(text), quote=True)
 
 
 def _section(ident: str, heading: str, content: str) -> str:
-    return f'<section id="{ident}"><h2>{_e(heading)}</h2>\n{content}\n</section>'
-
-
-def _nav(steps: list[int]) -> str:
-    parts = [f'<a href="#{i}">{_e(h)}</a>' for i, h in (
-        ("games", "games"), ("entropy", "entropy"), ("sentences", "sentences"),
-        ("associations", "associations"), ("timeline", "timeline"))]
-    jumps = " ".join(f'<a href="#step-{t}">{t}</a>' for t in steps)
-    return f"<nav>{' '.join(parts)}<br><span class=\"muted\">steps:</span> {jumps}</nav>"
+    return f'<section id="{ident}"><h2>{esc(heading)}</h2>\n{content}\n</section>'
 
 
 def _cols(parts: list[str], logs: Sequence[DecisionLog]) -> str:
-    cells = "".join(f'<div class="col"><h3>{_e(lg.label)}</h3>{part}</div>'
+    cells = "".join(f'<div class="col"><h3>{esc(lg.label)}</h3>{part}</div>'
                     if len(logs) > 1 else f'<div class="col">{part}</div>'
                     for lg, part in zip(logs, parts, strict=True))
     return (f'<div class="cols" style="grid-template-columns: repeat({len(parts)}, '
@@ -120,14 +207,14 @@ def _cols(parts: list[str], logs: Sequence[DecisionLog]) -> str:
 
 def _games_table(logs: Sequence[DecisionLog]) -> str:
     views = [summary.overview(lg) for lg in logs]
-    head = "".join(f"<th>{_e(lg.label)}</th>" for lg in logs)
-    rows = "".join(f"<tr><th>{_e(key)}</th>" + "".join(
-        f"<td>{_e('-' if v[key] is None else v[key])}</td>" for v in views) + "</tr>"
+    head = "".join(f"<th>{esc(lg.label)}</th>" for lg in logs)
+    rows = "".join(f"<tr><th>{esc(key)}</th>" + "".join(
+        f"<td>{esc('-' if v[key] is None else v[key])}</td>" for v in views) + "</tr>"
         for key in views[0])
-    notes = "".join(f'<p class="muted">{_e(lg.path.name)}: no state snapshots, so no maps '
-                    "(play with --log-states or --report).</p>"
+    notes = "".join(f'<p class="muted">{esc(lg.path.name)}: no state snapshots, so no maps '
+                    "(played with --no-log-states, or logged before states were).</p>"
                     for lg in logs if not lg.states)
-    cut = "".join(f'<p class="muted">{_e(lg.path.name)}: line {lg.cut_line} was cut off and '
+    cut = "".join(f'<p class="muted">{esc(lg.path.name)}: line {lg.cut_line} was cut off and '
                   "is left out.</p>" for lg in logs if lg.cut_line)
     return f"<table><tr><th></th>{head}</tr>{rows}</table>{notes}{cut}"
 
@@ -136,7 +223,7 @@ def _entropy(logs: Sequence[DecisionLog]) -> str:
     series = {lg.label: summary.entropy_by_step(lg) for lg in logs}
     if not any(s.get("all") for s in series.values()):
         return '<p class="muted">No decision had two or more candidates.</p>'
-    png = entropy_plot(series)
+    png = plots.entropy_plot(series)
     return (f'<img alt="normalised relevance entropy by step" src="{data_uri(png)}">'
             '<p class="muted">Mean over the agents of each step of the entropy of the '
             "sentence-relevance distribution divided by its maximum (1: uniform, 0: certain)."
@@ -147,8 +234,8 @@ def _sentence_table(log: DecisionLog) -> str:
     uses = summary.sentence_use(log)
     rows = []
     for u in uses:
-        text = f"#{u.id} {_e(u.text)}" if u.id >= 0 else '<span class="null">NULL</span>'
-        units = ", ".join(f"{_e(w)} {n}" for w, n in u.by_unit.most_common())
+        text = f"#{u.id} {esc(u.text)}" if u.id >= 0 else '<span class="null">NULL</span>'
+        units = ", ".join(f"{esc(w)} {n}" for w, n in u.by_unit.most_common())
         rows.append(f"<tr><td>{text}</td><td>{u.top}</td><td>{u.sampled}</td>"
                     f"<td>{units or '-'}</td><td>{u.mean_p:.4f}</td></tr>")
     return ("<table><tr><th>sentence</th><th>first</th><th>sampled</th><th>first for</th>"
@@ -168,10 +255,10 @@ def _association_table(log: DecisionLog) -> str:
                 "chosen action's and the state's words, as log lift over chance.")
         head = "log lift"
     body = "".join(
-        f'<tr><td><span class="w-{_e(a.label)}">{_e(a.word)}</span> ({_e(a.label)})</td>'
-        f"<td>{_e(a.attribute)}</td><td>{a.strength:+.5f}</td><td>{a.count}</td></tr>"
+        f'<tr><td><span class="w-{esc(a.label)}">{esc(a.word)}</span> ({esc(a.label)})</td>'
+        f"<td>{esc(a.attribute)}</td><td>{a.strength:+.5f}</td><td>{a.count}</td></tr>"
         for a in rows)
-    return (f'<p class="muted">{_e(note)}</p><table><tr><th>word</th><th>game attribute</th>'
+    return (f'<p class="muted">{esc(note)}</p><table><tr><th>word</th><th>game attribute</th>'
             f"<th>{head}</th><th>decisions</th></tr>{body}</table>")
 
 
@@ -188,7 +275,7 @@ def _timeline(logs, maps, steps: list[int], k: int) -> str:
                 '<p class="muted">no decisions at this step</p>'
             cells.append(f'<div class="stepbody">{pic}<div class="cards">{cards}</div></div>')
         turn_text = f" (turn {turn})" if turn is not None else ""
-        out.append(f'<div class="step" id="step-{t}"><h3>Step {t}{_e(turn_text)}</h3>'
+        out.append(f'<div class="step" id="step-{t}"><h3>Step {t}{esc(turn_text)}</h3>'
                    f"{_cols(cells, logs)}</div>")
     finals = []
     for lg, pics in zip(logs, maps, strict=True):
@@ -207,8 +294,8 @@ def _prior_block(rec: dict) -> str:
     top = rec.get("prior_top")
     if not top:
         return ""
-    advised = "; ".join(f"{_e(' '.join(m['labels']))} {m['p']:.2f}" for m in top)
-    rows = "".join(f"<tr><td>{s['relevance']:.3f}</td><td>#{s['sentence']} {_e(s['text'])}"
+    advised = "; ".join(f"{esc(' '.join(m['labels']))} {m['p']:.2f}" for m in top)
+    rows = "".join(f"<tr><td>{s['relevance']:.3f}</td><td>#{s['sentence']} {esc(s['text'])}"
                    "</td></tr>" for s in rec.get("prior_sentences") or ())
     null = rec.get("prior_null")
     null_text = "" if null is None else f", NULL (no advice) {null:.3f}"
@@ -221,10 +308,10 @@ def _agent_card(rec: dict, k: int) -> str:
     who = ", ".join(rec.get("agent_labels") or ()) or "?"
     q, rank, n = q_rank(rec)
     qtext = f' <span class="muted">Q {q:.4f}, rank {rank} of {n}</span>' if q is not None else ""
-    parts = [f'<div class="agent"><div class="who">{_e(rec["agent"])} ({_e(who)}) &rarr; '
-             f'<span class="act">{_e(action_words(rec))}</span>{qtext}</div>']
+    parts = [f'<div class="agent"><div class="who">{esc(rec["agent"])} ({esc(who)}) &rarr; '
+             f'<span class="act">{esc(action_words(rec))}</span>{qtext}</div>']
     if rec.get("state_labels") is not None:
-        parts.append(f'<div class="state">state: {_e(", ".join(rec["state_labels"]) or "-")}'
+        parts.append(f'<div class="state">state: {esc(", ".join(rec["state_labels"]) or "-")}'
                      "</div>")
     parts.append(_prior_block(rec))
     sents = rec.get("sentences")
@@ -242,7 +329,7 @@ def _agent_card(rec: dict, k: int) -> str:
     full = max(max((s["p"] for s in sents[:k]), default=0.0), 5.0 / max(n, 1))
     rows = []
     for s in sents[:k]:
-        text = (f"#{s['id']} {_e(s['text'])}" if s["id"] >= 0
+        text = (f"#{s['id']} {esc(s['text'])}" if s["id"] >= 0
                 else '<span class="null">NULL (no sentence)</span>')
         rows.append(f'<tr><td>{s["p"]:.4f}</td><td class="bar" title="{s["p"] * n:.2f} x '
                     f'uniform"><span style="width: {100 * s["p"] / full:.0f}%"></span></td>'
@@ -250,8 +337,8 @@ def _agent_card(rec: dict, k: int) -> str:
     parts.append(f'<table class="sents">{"".join(rows)}</table>')
     sampled = rec.get("sampled_sentence")
     if sampled is not None and sampled >= 0 and rec.get("sampled_text"):
-        marked = "".join(_e(piece) if label is None else
-                         f'<span class="w-{label}">{_e(piece)}</span>'
+        marked = "".join(esc(piece) if label is None else
+                         f'<span class="w-{label}">{esc(piece)}</span>'
                          for piece, label in mark_words(rec["sampled_text"],
                                                         word_labels=rec.get("word_labels") or []))
         parts.append(f'<div class="sampled">sampled #{sampled}: {marked}</div>')
