@@ -12,8 +12,9 @@ Routes (every error is JSON, `{"error": "..."}`, with a 4xx status that says whi
 - `POST /api/ingest`                `{}`: finished games' logs into the corpus
 
 Requests are checked before they reach a game: bodies are JSON objects of known fields and
-types, at most `ServeConfig.max_body_bytes`, sent as `application/json` (so a page of another
-site cannot post without the browser asking first), from the same origin, to a known host name.
+types (the pydantic models of `nlmcs.serve.requests`), at most `ServeConfig.max_body_bytes`,
+sent as `application/json` (so a page of another site cannot post without the browser asking
+first), from the same origin, to a known host name.
 Engine work (a turn, a search, an ingest) runs in worker threads, off the event loop, one request
 at a time per game.
 """
@@ -42,6 +43,7 @@ from nlmcs.errors import UserInputError
 from nlmcs.serve.advice import Advisor
 from nlmcs.serve.config import MAP_PRESETS, ServeConfig
 from nlmcs.serve.logs import RequestError
+from nlmcs.serve.requests import Act, Empty, EndTurn, NewGame, advice_agent, parse
 from nlmcs.serve.sessions import SessionTable
 from nlmcs.serve.views import game_view
 
@@ -49,7 +51,6 @@ log = logging.getLogger(__name__)
 notice = logging.getLogger("nlmcs.notice")
 
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1", "[::1]")
-MAX_SEED = 2**32 - 1
 
 
 def static_dir() -> Path:
@@ -81,44 +82,6 @@ async def read_json(request: Request, limit: int) -> dict:
     if not isinstance(data, dict):
         raise RequestError(400, "the body must be a JSON object")
     return data
-
-
-def _is(value, kind) -> bool:
-    """isinstance, except that true/false are not integers here."""
-    if isinstance(value, bool) and kind is not bool and bool not in (
-            kind if isinstance(kind, tuple) else (kind,)):
-        return False
-    return isinstance(value, kind)
-
-
-def fields(data: dict, required: dict, optional: dict | None = None) -> dict:
-    """`data` if it has every required field, no unknown one, each of its type."""
-    optional = optional or {}
-    unknown = sorted(set(data) - set(required) - set(optional))
-    if unknown:
-        raise RequestError(400, f"unknown field(s): {', '.join(map(repr, unknown))[:200]}")
-    for name, kind in {**required, **optional}.items():
-        if name not in data:
-            if name in required:
-                raise RequestError(400, f"missing field {name!r}")
-            continue
-        if not _is(data[name], kind):
-            raise RequestError(400, f"field {name!r} has the wrong type "
-                                    f"({type(data[name]).__name__})")
-    return data
-
-
-def _turn(data: dict) -> int:
-    turn = data["turn"]
-    if not 0 <= turn < 2**31:
-        raise RequestError(400, f"field 'turn' is out of range ({turn})")
-    return turn
-
-
-def _agent(value) -> str:
-    if not isinstance(value, str) or not 0 < len(value) <= 32:
-        raise RequestError(400, "agent must be a name such as 'unit:3', 'city:5' or 'civ:0'")
-    return value
 
 
 # --- the app ------------------------------------------------------------------------------------
@@ -162,13 +125,10 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
                              "default_map": config.map})
 
     async def new_game(request: Request):
-        data = fields(await read_json(request, limit), {}, {"seed": int, "map": str})
-        seed = data.get("seed")
-        if seed is not None and not 0 <= seed <= MAX_SEED:
-            raise RequestError(400, f"seed must be between 0 and {MAX_SEED}")
+        body = parse(NewGame, await read_json(request, limit))
 
         def create():
-            session = table.create(seed=seed, preset=data.get("map"))
+            session = table.create(seed=body.seed, preset=body.map)
             with session.lock:
                 return game_view(session)
         return JSONResponse(await run_in_threadpool(create), status_code=201)
@@ -177,22 +137,16 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
         return JSONResponse(await in_game(request, lambda s: None))
 
     async def act(request: Request):
-        data = fields(await read_json(request, limit),
-                      {"turn": int, "agent": str, "action": dict})
-        turn, agent = _turn(data), _agent(data["agent"])
-        action = fields(data["action"], {"kind": str}, {"arg": (int, str, type(None))})
-        if len(action["kind"]) > 32 or len(str(action.get("arg"))) > 64:
-            raise RequestError(400, "action kind or argument too long")
+        body = parse(Act, await read_json(request, limit))
         return JSONResponse(await in_game(request, lambda s: s.act(
-            turn=turn, agent=agent, kind=action["kind"], arg=action.get("arg"))))
+            turn=body.turn, agent=body.agent, kind=body.action.kind, arg=body.action.arg)))
 
     async def end_turn(request: Request):
-        data = fields(await read_json(request, limit), {"turn": int})
-        turn = _turn(data)
-        return JSONResponse(await in_game(request, lambda s: s.end_turn(turn=turn)))
+        body = parse(EndTurn, await read_json(request, limit))
+        return JSONResponse(await in_game(request, lambda s: s.end_turn(turn=body.turn)))
 
     async def advice(request: Request):
-        agent = _agent(request.query_params.get("agent"))
+        agent = advice_agent(request.query_params.get("agent"))
 
         def run():
             session = table.get(request.path_params["game_id"])
@@ -202,7 +156,7 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
         return JSONResponse(await run_in_threadpool(run))
 
     async def ingest(request: Request):
-        fields(await read_json(request, limit), {})
+        parse(Empty, await read_json(request, limit))
         try:
             summary = await run_in_threadpool(table.ingest_finished)
         except UserInputError as err:
