@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import logging
 import os
 import re
@@ -141,6 +142,10 @@ def refuse_empty_values(argv: list[str]) -> None:
                              if before else "an empty argument; give a value")
 
 
+FULL_DEVICE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+"""Write failures that say "no room", not "bad input": one line, exit status 1."""
+
+
 def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_command_line(argv)
@@ -175,6 +180,14 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`nlmcs ... | head`): nothing left to say
         _silence_stdout()
         return 141
+    except OSError as err:
+        if err.errno not in FULL_DEVICE:
+            raise
+        where = f"{err.filename}: " if err.filename is not None else ""
+        print(f"error: {where}{err.strerror or err} (the device is full or a file size limit "
+              "is reached); what was stored before is kept: free space and run it again",
+              file=sys.stderr)
+        return 1
     finally:
         if handles_signals:
             signal.signal(signal.SIGTERM, previous)

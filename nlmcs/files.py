@@ -250,7 +250,8 @@ class AtomicFile:
             with held_interrupts():
                 self.done = True
                 _OPEN.discard(self)
-                self.file.close()
+                with contextlib.suppress(OSError):  # a full disk fails the close's flush too
+                    self.file.close()
                 with contextlib.suppress(FileNotFoundError):
                     self.tmp.unlink()
 
@@ -273,11 +274,17 @@ def atomic_output(path: str | Path, *, binary: bool = False, newline: str | None
     try:
         out = AtomicFile(path, binary=binary, newline=newline)
         yield out.file
+        out.commit()
+    except OSError as err:
+        if out is not None:
+            out.discard()
+        if err.filename is None:  # a write into the open file names none: say which output
+            raise type(err)(err.errno, err.strerror, str(path)) from err
+        raise
     except BaseException:
         if out is not None:
             out.discard()
         raise
-    out.commit()
 
 
 def bounded_lines(handle: BinaryIO, max_bytes: int = MAX_LINE_BYTES

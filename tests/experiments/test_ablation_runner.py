@@ -257,10 +257,49 @@ def test_a_damaged_results_file_names_the_line_and_keeps_the_rest(tmp_path):
     with pytest.raises(UserInputError, match="line 2"):
         write_report(out)
     report = write_report(out, strict=False)
-    assert [(b.line, b.reason) for b in report.bad][1] == (5, "truncated line (no line end)")
+    # a cut last line is a game never stored (a crash mid-write), not a bad line
+    assert [b.line for b in report.bad] == [2] and read_results(out / RESULTS_NAME,
+                                                                 strict=False).cut_tail == 5
     assert sum(s.games for s in report.arms) == 3
     assert (out / RESULTS_NAME).read_text() == damaged  # nothing stored is rewritten
-    assert [b.line for b in run_status(out).bad] == [2, 5]
+    assert [b.line for b in run_status(out).bad] == [2]
+
+
+def test_a_cut_last_line_is_dropped_when_the_run_resumes(tmp_path):
+    out = tmp_path / "run"
+    with ThreadPoolExecutor(2) as ex:
+        run_ablation(spec=tiny_spec(games=2), out=out, executor=ex)
+    lines = (out / RESULTS_NAME).read_text().splitlines(keepends=True)
+    kept = "".join(lines[:-1])
+    (out / RESULTS_NAME).write_text(kept + lines[-1][:40])  # the last game's write was cut
+    prepared = prepare_run(spec=tiny_spec(games=2), out=out)
+    assert len(prepared.jobs) == 1  # that game is played again
+    with ThreadPoolExecutor(2) as ex:
+        run_jobs(prepared, executor=ex)
+    text = (out / RESULTS_NAME).read_text()
+    assert text.startswith(kept) and len(rows_of(out)) == len(lines)
+    assert text.endswith("\n") and read_results(out / RESULTS_NAME).cut_tail is None
+
+
+def test_a_full_disk_leaves_no_half_line(tmp_path, monkeypatch):
+    import errno
+
+    from nlmcs.experiments.ablation.store import append_row
+
+    path = tmp_path / RESULTS_NAME
+    append_row(path, {"a": 1})
+    before = path.read_bytes()
+    real_write = os.write
+
+    def full(fd, data):
+        real_write(fd, bytes(data[:5]))  # part of the line lands, then the disk is full
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    with pytest.raises(OSError, match="No space left"):
+        append_row(path, {"b": 2})
+    monkeypatch.undo()
+    assert path.read_bytes() == before
 
 
 def test_results_rows_are_checked(tmp_path):

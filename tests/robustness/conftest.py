@@ -32,6 +32,7 @@ CLASSES = {
     "test_robust_options.py": "options",
     "test_robust_logs.py": "semantic checks of corpus logs",
     "test_robust_files.py": "special files, sizes and messages",
+    "test_robust_disk.py": "full devices",
 }
 _OUTCOMES: dict[str, Counter[str]] = {}
 

@@ -33,6 +33,7 @@ from nlmcs.experiments.ablation.store import (
     check_row,
     game_log_path,
     locked,
+    repair_tail,
     start_run,
 )
 from nlmcs.files import write_atomic
@@ -180,6 +181,7 @@ def run_jobs(prepared: PreparedRun, *, executor: Executor, max_in_flight: int = 
     propagates; the stored rows stay as they are."""
     folder, spec = prepared.folder, prepared.spec
     with locked(folder):
+        repair_tail(folder / RESULTS_NAME)  # a half line a crash or a full disk left
         done = check_folder(folder, spec, force_mix=force_mix).done()
         todo = iter([j for j in prepared.jobs if j.key not in done])
         start_run(folder, spec)

@@ -9,6 +9,7 @@ A lock file keeps two runs from writing to one folder at once.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -56,6 +57,8 @@ class Results:
     path: Path
     rows: list[dict] = field(default_factory=list)
     bad: list[BadLine] = field(default_factory=list)
+    cut_tail: int | None = None
+    """Number of a last line cut off before its end (not a stored game), else None."""
 
     def done(self) -> set[tuple[str, int]]:
         return {(r["arm"], r["game"]) for r in self.rows}
@@ -94,7 +97,10 @@ def read_results(path: Path, *, strict: bool = True) -> Results:
         for number, raw in enumerate(fh, start=1):
             reason = None
             if not raw.endswith(b"\n"):
-                reason = "truncated line (no line end)"
+                # only the last line can lack its end: a write cut short (a full disk, a
+                # crash); that game never counted as stored, and `repair_tail` drops it
+                out.cut_tail = number
+                continue
             elif not raw.strip():
                 reason = "empty line"
             else:
@@ -123,17 +129,56 @@ def read_results(path: Path, *, strict: bool = True) -> Results:
 
 def append_row(path: Path, row: dict) -> None:
     """Append one row as a JSON line with a single write, then fsync: once this returns, the
-    game survives a crash."""
+    game survives a crash. A write that fails (a full disk) is undone, so no half line stays;
+    a crash mid-write can still leave one, which `repair_tail` removes on the next run."""
     data = (json.dumps(row, separators=(",", ":"), default=str, allow_nan=False)
             + "\n").encode("utf-8")
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # less the umask
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-        os.fsync(fd)
+        size = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        except OSError as err:
+            with contextlib.suppress(OSError):
+                os.ftruncate(fd, size)
+            raise type(err)(err.errno, err.strerror, str(path)) from err
     finally:
         os.close(fd)
+
+
+def repair_tail(path: Path) -> bool:
+    """Drop a last line cut off before its end (never a stored game: a row counts once its
+    whole line is written); True if one was dropped. Call it holding the folder's lock."""
+    path = Path(path)
+    if not path.exists():
+        return False
+    with open(path, "rb+") as fh:
+        data_end = fh.seek(0, os.SEEK_END)
+        if data_end == 0:
+            return False
+        fh.seek(max(0, data_end - 1))
+        if fh.read(1) == b"\n":
+            return False
+        # find the end of the last complete line
+        pos, keep = data_end, 0
+        while pos > 0:
+            step = min(65536, pos)
+            pos -= step
+            fh.seek(pos)
+            chunk = fh.read(step)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                keep = pos + cut + 1
+                break
+        fh.truncate(keep)
+        fh.flush()
+        os.fsync(fh.fileno())
+    log.warning("%s: dropped a last line cut off before its end (a game that was not stored)",
+                path)
+    return True
 
 
 def read_run(folder: Path) -> dict | None:
