@@ -131,6 +131,8 @@ def ingest(
     except UserInputError as err:
         raise ManualError(str(err)) from None
     name = validate_name(name) if name is not None else default_name(source)
+    if out is None:
+        _refuse_twin_name(name)
     fmt = detect_format(source) if fmt == "auto" else fmt
     if source.is_dir() and fmt != "freeciv":
         raise ManualError(f"{source}: is a directory; only --format freeciv reads directories")
@@ -169,6 +171,18 @@ def ingest(
                 notice.info("%s; parsing %s again to repair it", damaged, source)
         return _parse_and_store(source, target, name, blocks, config, source_meta, parser,
                                 started)
+
+
+def _refuse_twin_name(name: str) -> None:
+    """`NAME-random` and `NAME-random-SEED` are the random-text twins' names: a manual stored
+    under one would be read as the twin of NAME."""
+    from manual_pipeline.shuffle import RANDOM_SUFFIX
+    from manual_pipeline.twins import parse_seeded
+
+    if name.endswith(RANDOM_SUFFIX) or parse_seeded(name) is not None:
+        raise ManualError(f"{name}: names ending in {RANDOM_SUFFIX} (or {RANDOM_SUFFIX}-SEED) "
+                          "are the random-text twins' names (`nlmcs manual shuffle` makes them); "
+                          "ingest under another name with --name")
 
 
 def _parse_and_store(source: Path, target: Path, name: str, blocks, config: ParseConfig,

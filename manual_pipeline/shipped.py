@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+from manual_pipeline.errors import ManualError
 from manual_pipeline.shuffle import RANDOM_SUFFIX
-from manual_pipeline.store import StoredManual, load_manual, manual_dir
+from manual_pipeline.store import StoredManual, load_manual, manual_dir, read_meta
 from manual_pipeline.twins import parse_seeded, seeded_twin
 from manual_pipeline.writer import writing
 from nlmcs.paths import shipped_dir
@@ -43,7 +44,35 @@ def load_or_build(name_or_dir: str | Path, *, root: Path | None = None) -> Store
             base, seed = seeded
             return seeded_twin(load_or_build(base, root=root), seed, root=root)
         _build_if_missing(text, root)
+        if text.endswith(RANDOM_SUFFIX):
+            return _current_twin(load_manual(text, root=root),
+                                 text.removesuffix(RANDOM_SUFFIX), root)
     return load_manual(name_or_dir, root=root)
+
+
+def _current_twin(twin: StoredManual, base: str, root: Path | None) -> StoredManual:
+    """The stored twin `NAME-random`, if it is the twin of the stored manual NAME as it is now:
+    a manual re-ingested since its twin was shuffled gets its twin shuffled again (same seed),
+    and a manual merely named like a twin is refused."""
+    made = twin.meta.get("random")
+    if made is None or made.get("source") != base:
+        raise ManualError(f"{base}{RANDOM_SUFFIX}: holds an ingested manual, not the "
+                          f"random-text twin of {base}; names ending in {RANDOM_SUFFIX} are the "
+                          "twins' names (ingest it under another name)")
+    base_dir = manual_dir(base, root=root)
+    try:
+        current = read_meta(base_dir)
+    except ManualError:
+        return twin  # its manual is gone or damaged: the twin stands on its own
+    if (made.get("source_sha256") == current.get("source", {}).get("sha256")
+            and made.get("source_created") == current.get("created")):
+        return twin
+    from manual_pipeline.shuffle import make_random_twin
+
+    notice.info("%s was shuffled from %s as ingested %s; %s was ingested again (%s): shuffling "
+                "its twin again (seed %d)", twin.name, base, made.get("source_created"), base,
+                current.get("created"), int(made.get("seed", TWIN_SEED)))
+    return make_random_twin(base, seed=int(made.get("seed", TWIN_SEED)), root=root)
 
 
 def _build_if_missing(name: str, root: Path | None) -> None:

@@ -21,6 +21,7 @@ import errno
 import hashlib
 import os
 import signal
+import socket
 import stat
 import tempfile
 import threading
@@ -204,6 +205,47 @@ def held_interrupts() -> Iterator[None]:
         signal.raise_signal(held[0])  # now the restored handler raises it
 
 
+def _temp_prefix(path: Path) -> str:
+    """`.NAME.HOST-PID.`: the writer is named, so a later writer can tell a temporary whose
+    process died (a SIGKILL leaves it) from one still being written."""
+    return f".{path.name}.{_HOST}-{os.getpid()}."
+
+
+_HOST = socket.gethostname().replace(".", "_").replace("-", "_")[:40] or "host"
+
+
+def sweep_orphans(path: Path) -> list[Path]:
+    """Remove the temporaries of `path` left by writers on this machine that no longer run;
+    returns them. Another machine's (a shared folder) are left: their pids mean nothing here."""
+    removed = []
+    prefix = f".{path.name}.{_HOST}-"
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and name.endswith(TEMP_SUFFIX)):
+            continue
+        pid = name[len(prefix):].split(".", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(entry.path)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    return True
+
+
 class AtomicFile:
     """A temporary file beside `path` that replaces `path` on `commit()` (fsynced first) and
     disappears on `discard()`. Either is final; a later call does nothing. Creating, committing
@@ -213,9 +255,10 @@ class AtomicFile:
     def __init__(self, path: str | Path, *, binary: bool = False, newline: str | None = None):
         self.path = Path(path)
         self.done = True  # nothing to commit or discard until the temporary exists
+        sweep_orphans(self.path)
         try:
             with held_interrupts():
-                fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.",
+                fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=_temp_prefix(self.path),
                                            suffix=TEMP_SUFFIX)
                 self.tmp = Path(tmp)
                 self.file: IO = os.fdopen(fd, "wb" if binary else "w",

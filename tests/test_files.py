@@ -81,3 +81,21 @@ def test_a_temporary_nobody_took_is_removed_at_exit(tmp_path):
             "AtomicFile(sys.argv[1]).file.write('orphan')")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "out.json")], check=True)
     assert _leftovers(tmp_path) == [] and not (tmp_path / "out.json").exists()
+
+
+def test_orphan_temporaries_of_dead_local_writers_are_swept(tmp_path):
+    from nlmcs.files import _HOST, TEMP_SUFFIX, sweep_orphans
+
+    done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    dead = int(done.stdout)
+    target = tmp_path / "out.csv"
+    names = {"dead": f".out.csv.{_HOST}-{dead}.x1{TEMP_SUFFIX}",
+             "live": f".out.csv.{_HOST}-{os.getpid()}.x2{TEMP_SUFFIX}",
+             "other host": f".out.csv.elsewhere-{dead}.x3{TEMP_SUFFIX}",
+             "other file": f".in.csv.{_HOST}-{dead}.x4{TEMP_SUFFIX}"}  # fmt: skip
+    for name in names.values():
+        (tmp_path / name).write_text("partial")
+    assert sweep_orphans(target) == [tmp_path / names["dead"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        v for k, v in names.items() if k != "dead")

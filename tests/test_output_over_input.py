@@ -37,3 +37,28 @@ def test_relevance_report_and_play_refuse_before_any_work(tmp_path, capsys):
                  "--log-decisions", str(out), "--report", str(out), "--no-progress"]) == 2
     assert not out.exists()
     assert "would write over" in capsys.readouterr().err
+
+
+def test_game_commands_refuse_outputs_over_inputs(tmp_path, capsys):
+    from nlmcs.paths import shipped_dir
+
+    ruleset = tmp_path / "r.json"
+    ruleset.write_bytes((shipped_dir() / "rulesets" / "classic.json").read_bytes())
+    before = ruleset.read_bytes()
+    state = tmp_path / "s.json"
+    assert main(["game", "play", "--players", "builtin,random", "--turns", "1", "--map",
+                 "tiny", "--save-state", str(state)]) == 0  # fmt: skip
+    cases = [
+        ["game", "series", "--players", "builtin,random", "--games", "1", "--turns", "1",
+         "--map", "tiny", "--ruleset", str(ruleset), "--out", str(ruleset)],
+        ["game", "play", "--players", "builtin,random", "--turns", "1", "--map", "tiny",
+         "--save-log", str(tmp_path / "a.jsonl"), "--save-state", f"{tmp_path}/./a.jsonl"],
+        ["game", "render", str(state), "--png", str(state)],
+    ]  # fmt: skip
+    capsys.readouterr()
+    for argv in cases:
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err
+        assert "would write over" in err and err.count("\n") == 1, err
+    assert ruleset.read_bytes() == before and state.read_text().startswith("{")
+    assert not (tmp_path / "a.jsonl").exists()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from nlmcs.commands.options import COUNT, SEED, add_command, add_group, int_option
 from nlmcs.errors import UserInputError
-from nlmcs.files import check_input, check_output, read_document
+from nlmcs.files import check_distinct, check_input, check_output, read_document
 
 STATE_MAX_BYTES = 64_000_000
 """A saved state of the largest map is a few MB; anything far larger is not one."""
@@ -89,6 +89,11 @@ def _map_options(p) -> None:
                    "sacred-terrain-end (default: none)")
 
 
+def _ruleset_path(name: str | None) -> Path | None:
+    """The file a --ruleset names, if it names one (not a shipped ruleset's name)."""
+    return Path(name) if name is not None and ("/" in name or name.endswith(".json")) else None
+
+
 def _check_ruleset(name: str | None) -> None:
     """A ruleset given as a path is checked like any input file (the engine reads it whole)."""
     if name is not None and ("/" in name or name.endswith(".json")):
@@ -117,6 +122,8 @@ def play_cli(args) -> int:
     for out in (args.save_log, args.save_state):
         if out is not None:
             check_output(out, make_parent=True)
+    check_distinct({"--ruleset": _ruleset_path(args.ruleset)},
+                   {"--save-log": args.save_log, "--save-state": args.save_state})
     specs = [x.strip() for x in args.players.split(",") if x.strip()]
     game = CivGame(_config(args, args.turns))
     if len(specs) != game.num_players:
@@ -163,6 +170,8 @@ def load_state_file(path: Path, ruleset: str | None = None):
 def render_cli(args) -> int:
     if args.png:
         check_output(args.png, what="PNG file")
+    check_distinct({"the state": args.state, "--ruleset": _ruleset_path(args.ruleset)},
+                   {"--png": args.png})
     state = load_state_file(args.state, args.ruleset)
     if args.png:
         from nlmcs.games.civ.render_png import render_png
@@ -193,6 +202,7 @@ def series_cli(args) -> int:
     if len(specs) != 2 or specs[0] == specs[1]:
         raise UserInputError(f"--players needs two different players, got {args.players!r}")
     check_output(args.out, what="CSV file", make_parent=True)
+    check_distinct({"--ruleset": _ruleset_path(args.ruleset)}, {"--out": args.out})
     summary = play_matches(game=CivGame(_config(args, args.turns)), players=specs,
                            games=args.games, turns=args.turns, seed=args.seed, out=args.out)
     for name in specs:

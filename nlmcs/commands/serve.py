@@ -62,6 +62,7 @@ def serve_cli(args: argparse.Namespace) -> int:
                          advice_rollouts=args.advice_rollouts, advice_depth=args.advice_depth,
                          manual=args.manual)
     _check_port(args.host, args.port)
+    _check_ready(config)
     try:
         import uvicorn
 
@@ -86,6 +87,21 @@ def serve_cli(args: argparse.Namespace) -> int:
     uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
                                   log_level="warning")).run()
     return 0
+
+
+def _check_ready(config) -> None:
+    """What every game will need, found before the server starts (not a 500 at each new game):
+    the manual the advice reads, and a search opponent with its manual, corpus or network."""
+    from nlmcs.games import make_game
+    from nlmcs.model.manuals import resolve_manual
+    from nlmcs.serve.config import GAME
+    from nlmcs.serve.opponents import SCRIPTED, close_opponent, make_opponent
+
+    resolve_manual(config.manual)
+    if config.opponent.split(":", 1)[0] not in SCRIPTED:
+        opponent = make_opponent(make_game(GAME), config.opponent, seed=0, rollouts=1, depth=1,
+                                 manual=config.manual)
+        close_opponent(opponent)
 
 
 def _check_port(host: str, port: int) -> None:

@@ -34,8 +34,8 @@ from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
-from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
@@ -103,6 +103,9 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
                 return await handler(request)
             except RequestError as err:
                 return JSONResponse({"error": err.message}, status_code=err.status)
+            except ClientDisconnect:  # the client went away mid-request: normal, and quiet
+                log.debug("client left during %s %s", request.method, request.url.path)
+                return Response(status_code=400)
         wrapped.__name__ = handler.__name__
         return wrapped
 

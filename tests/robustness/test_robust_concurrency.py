@@ -103,3 +103,22 @@ def test_two_records_into_one_corpus_play_each_game_once(env, data):
     assert any("(2 were already recorded)" in r.out for r in results), results
     corpus = load_corpus(data / "corpora" / "rec")
     assert corpus.meta["counts"]["games"] == 2 and len(corpus.meta["sources"]) == 2
+
+
+def test_a_run_folder_in_use_is_not_rewritten_by_a_second_command(env, tmp_path):
+    """A second `ablation run` that needs no games, or an `ablation report`, while another
+    process holds the run folder, is refused; the report files stay as they were."""
+    from robust_support import tree_digest
+
+    from nlmcs.experiments.ablation.store import locked
+
+    folder = tmp_path / "run"
+    argv = ["ablation", "run", "--methods", "uct", "--games", "1", "--steps", "1",
+            "--rollouts", "2", "--depth", "1", "--map", "tiny", "--workers", "1",
+            "--no-progress", "--out", folder]  # fmt: skip
+    assert_clean(run(*argv, env=env))
+    before = tree_digest(folder)
+    with locked(folder):  # a first run, still writing
+        assert_refused(run(*argv, env=env), "another nlmcs process is writing it")
+        assert_refused(run("ablation", "report", folder, env=env), "another nlmcs process")
+    assert tree_digest(folder) == before

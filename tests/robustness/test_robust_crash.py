@@ -166,3 +166,25 @@ def test_play_workers_die_with_a_killed_command(env):
     proc.kill()
     proc.communicate(timeout=DEADLINE)
     wait_for(lambda: all(_gone(w) for w in workers), "the workers to die")
+
+
+KILL_BEFORE_LOG_COMMIT = """
+import nlmcs.files
+real = nlmcs.files.AtomicFile.commit
+def commit(self):
+    if self.path.name == "d.jsonl":  # the game played, its log not yet in place
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(self)
+nlmcs.files.AtomicFile.commit = commit
+"""
+
+
+def test_a_killed_play_leaves_a_temporary_the_next_writer_removes(env, tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    argv = ["play", "--method", "uct", "--map", "tiny", "--steps", "1", "--rollouts", "2",
+            "--depth", "1", "--no-progress", "--log-decisions", out / "d.jsonl"]  # fmt: skip
+    assert run_killed(KILL_BEFORE_LOG_COMMIT, *argv, env=env) == -signal.SIGKILL
+    assert len(hidden_leftovers(out)) == 1 and not (out / "d.jsonl").exists()
+    assert_clean(run(*argv, env=env))
+    assert hidden_leftovers(out) == [] and (out / "d.jsonl").is_file()

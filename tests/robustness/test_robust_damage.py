@@ -229,3 +229,33 @@ def test_any_manual_meta_field_is_loaded_or_refused(guide_template, key, value):
             assert "\n" not in str(err) and str(copy) in str(err)
         for name, meta, problem in list_manuals(root=Path(tmp)):
             assert name == copy.name and (meta is None) == (problem is not None)
+
+
+# --- derived artifacts: a twin belongs to its manual as it is now ------------------------------
+TWIN_GAME = ["play", "--method", "random-text", "--map", "tiny", "--steps", "1", "--rollouts",
+             "2", "--depth", "2", "--no-progress"]  # fmt: skip
+
+
+def test_a_twin_is_shuffled_again_when_its_manual_is_ingested_again(cli, data):
+    from manual_pipeline.store import read_meta
+
+    assert_clean(cli("manual", "ingest", FIXTURES / "guide.md", "--name", "g"))
+    assert_clean(cli(*TWIN_GAME, "--manual", "g"))  # builds g-random
+    first = read_meta(data / "manuals" / "g-random")["random"]["source_sha256"]
+    assert_clean(cli("manual", "ingest", FIXTURES / "guide.txt", "--name", "g", "--force"))
+    assert_clean(cli(*TWIN_GAME, "--manual", "g"))
+    now = read_meta(data / "manuals" / "g")["source"]["sha256"]
+    twin = read_meta(data / "manuals" / "g-random")["random"]
+    assert first != now and twin["source_sha256"] == now and twin["seed"] == 0
+
+
+def test_a_manual_named_like_a_twin_is_refused(cli, data):
+    assert_clean(cli("manual", "ingest", FIXTURES / "guide.md", "--name", "g"))
+    before = tree_digest(data)
+    for name in ("g-random", "g-random-7"):
+        assert_refused(cli("manual", "ingest", FIXTURES / "guide.txt", "--name", name),
+                       name, "twins' names")
+    assert_store_kept(data, before)
+    # one put there by hand (a copy of a manual) is not read as g's twin
+    shutil.copytree(data / "manuals" / "g", data / "manuals" / "g-random")
+    assert_refused(cli(*TWIN_GAME, "--manual", "g"), "g-random", "not the random-text twin")

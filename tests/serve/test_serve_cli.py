@@ -27,6 +27,8 @@ def _no_server(monkeypatch):
     (["--map", "huge"], "invalid choice"),
     (["--advice-rollouts", "0"], "--advice-rollouts must be at least 1"),
     (["--host", "no.such.host.invalid"], "--host"),
+    (["--manual", "nonexistent"], "nonexistent"),
+    (["--opponent", "text", "--manual", "nonexistent"], "nonexistent"),
 ])
 def test_bad_options_are_one_line(capsys, argv, words):
     assert main(["serve", *argv]) == 2

@@ -38,3 +38,29 @@ def test_good_bodies_read_back():
     assert advice_agent("city:5") == "city:5"
     with pytest.raises(RequestError, match="agent must be a name"):
         advice_agent(None)
+
+
+def test_a_client_that_leaves_mid_request_is_quiet(client, caplog):
+    """A dropped connection while the body streams in is normal: no error logged, no
+    traceback, a short answer nobody reads."""
+    import anyio
+
+    app = client.app
+    sent = []
+
+    async def receive():
+        return {"type": "http.disconnect"}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST",
+             "scheme": "http", "path": "/api/games", "raw_path": b"/api/games",
+             "query_string": b"", "root_path": "", "client": ("127.0.0.1", 1),
+             "server": ("testserver", 80),
+             "headers": [(b"host", b"testserver"), (b"content-type", b"application/json")]}
+    with caplog.at_level("INFO"):
+        anyio.run(app, scope, receive, send)
+    assert sent[0]["type"] == "http.response.start" and sent[0]["status"] == 400
+    assert not [r for r in caplog.records if r.levelname in ("ERROR", "CRITICAL")]
+    assert "Traceback" not in caplog.text

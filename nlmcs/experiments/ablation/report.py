@@ -22,6 +22,7 @@ from nlmcs.experiments.ablation import stats as st
 from nlmcs.experiments.ablation.store import (
     RESULTS_NAME,
     BadLine,
+    locked,
     read_results,
     read_run,
 )
@@ -222,11 +223,17 @@ def figure_title(spec: dict) -> str:
 def write_report(folder: Path, *, strict: bool = True) -> Report:
     """Rebuild every report file from the stored games. `strict`: a bad results line is a
     `UserInputError` (naming it); otherwise the good rows are reported and the bad lines
-    returned."""
+    returned. Holds the folder's lock: a run still writing there refuses it in one line (its
+    own report follows when it ends; `nlmcs ablation status` reads without writing)."""
     folder = Path(folder)
     run = read_run(folder)
     if run is None:
         raise UserInputError(f"{folder}: no ablation run here (no run.json)")
+    with locked(folder):
+        return _write_report(folder, run, strict=strict)
+
+
+def _write_report(folder: Path, run: dict, *, strict: bool) -> Report:
     results = read_results(folder / RESULTS_NAME, strict=strict)
     rows = sorted(results.rows, key=lambda r: (r["game"], r["arm"]))
     order = arm_order(rows, run)
