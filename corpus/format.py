@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -70,6 +71,8 @@ class GameRecord:
     header: dict
     decisions: list[Decision] = field(default_factory=list)
     turns: int = 0  # number of `turn` lines seen
+    turn: int | None = None  # the last `turn` line's turn
+    state: dict | None = None  # and its state, if it held one
     result: dict | None = None
     action_kinds: tuple[str, ...] | None = None  # None: a game whose kinds the reader does not know
 
@@ -243,6 +246,77 @@ def _check_result(rec: dict, game: GameRecord, path: Path, line: int) -> None:
                                     f"{_short(score)}")
 
 
+class DuplicateKey(ValueError):
+    """A JSON object naming a key twice: `json` keeps the last, silently dropping the first."""
+
+    def __init__(self, key: str):
+        super().__init__(key)
+        self.key = key
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return out
+
+
+_AGENT = re.compile(r"[a-z_]+(?::\d+)+")
+"""An agent id as the engines write it: kind:number (unit:3, city:7, civ:0; a game may add
+numbers, unit:0:2)."""
+
+
+def _check_agent(decision: Decision, game: GameRecord, path: Path, line: int) -> None:
+    """What the log itself can prove about a decision: the agent is named as engines name
+    them, it acts in the turn the log is in, not past the game's turn limit, and (where the
+    turn line holds the state) it exists at the turn's start and belongs to the deciding
+    player; an agent numbered a little past the state's `next_id` may have been made during the
+    turn, and is let through unseen. Whether the action was legal there is not checked: that
+    needs the game's rules replayed, which `corpus ingest` does not do."""
+    agent = decision.agent
+    if not _AGENT.fullmatch(agent):
+        raise _fail(path, line, f"agent {_short(agent)} is not an agent id (kind:number, such as "
+                                "unit:3 or city:7)")
+    limit = (game.header.get("config") or {}).get("max_turns")
+    if isinstance(limit, int) and not isinstance(limit, bool) and decision.turn > limit:
+        raise _fail(path, line, f"decision at turn {decision.turn} of a game of {limit} turns")
+    if game.turn is not None and decision.turn != game.turn:
+        raise _fail(path, line, f"decision at turn {decision.turn} inside turn {game.turn}")
+    kind, *numbers = agent.split(":")
+    if len(numbers) != 1:
+        return  # not the civ engine's naming: nothing more to check
+    number = int(numbers[0])
+    if kind == "civ" and number != decision.player:
+        raise _fail(path, line, f"player {decision.player} decides for {agent}")
+    state = game.state
+    listing = {"unit": "units", "city": "cities"}.get(kind)
+    if state is None or listing is None or not isinstance(state.get(listing), list):
+        return
+    next_id = state.get("next_id")
+    if isinstance(next_id, int) and number >= next_id:
+        # made during this turn (a city its settlers founded); a turn makes at most one agent
+        # per agent it starts with
+        room = sum(len(state.get(k) or ()) for k in ("units", "cities"))
+        if number < next_id + room:
+            return
+        raise _fail(path, line, f"{agent} does not exist at turn {decision.turn} (agents are "
+                                f"numbered below {next_id} at its start)")
+    owner = next((x.get("owner") for x in state[listing]
+                  if isinstance(x, dict) and x.get("id") == number), _MISSING)
+    if owner is _MISSING:
+        raise _fail(path, line, f"{agent} does not exist at the start of turn {decision.turn}")
+    if owner != decision.player:
+        raise _fail(path, line, f"player {decision.player} orders {agent}, which belongs to "
+                                f"player {_short(owner)}")
+
+
+_MISSING = object()
+
+
 def _lines(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
     """(line number, parsed object or None, problem or None) for every non-blank line."""
     try:
@@ -258,7 +332,10 @@ def _lines(path: Path) -> Iterator[tuple[int, dict | None, str | None]]:
                 continue
             last = not raw.endswith(b"\n")
             try:
-                obj = json.loads(raw.decode("utf-8"))
+                obj = json.loads(raw.decode("utf-8"), object_pairs_hook=_unique_keys)
+            except DuplicateKey as err:
+                yield number, None, f"the key {err.key!r} appears twice in one object"
+                continue
             except UnicodeDecodeError:
                 yield number, None, "not UTF-8 text (is this a binary file?)"
                 continue
@@ -349,12 +426,19 @@ def read_games(
                 raise _fail(path, number, f"game_id {rec.get('game_id')!r} inside game "
                                           f"{current.game_id!r}")
             if kind == "turn":
-                _count(rec, "turn", path, number)
+                turn = _count(rec, "turn", path, number)
+                if current.turn is not None and turn <= current.turn:
+                    raise _fail(path, number, f"turn {turn} after turn {current.turn}: turns "
+                                              "must go forward")
+                state = None
                 if "state" in rec:  # a recorder may leave states out to save space
-                    _need(rec, "state", dict, path, number)
+                    state = _need(rec, "state", dict, path, number)
                 current.turns += 1
+                current.turn, current.state = turn, state
             elif kind == "decision":
-                current.decisions.append(_decision(rec, current, width, path, number))
+                decision = _decision(rec, current, width, path, number)
+                _check_agent(decision, current, path, number)
+                current.decisions.append(decision)
             elif kind == "result":
                 _check_result(rec, current, path, number)
                 current.result = rec

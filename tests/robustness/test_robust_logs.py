@@ -98,3 +98,66 @@ def test_record_into_a_corpus_of_other_players_is_refused(env, data):
     other_map = run(*base[:-3], "small", "--max-turns", "3", env=env)
     assert_refused(other_map, "width")
     assert_store_kept(data, before)
+
+
+def _swap_line(kind: str, index: int, change) -> list[str]:
+    lines = [json.loads(line) for line in game_lines("g0", seed=1)]
+    of_kind = [r for r in lines if r["type"] == kind]
+    change(of_kind[index])
+    return [json.dumps(r) for r in lines]
+
+
+IMPOSSIBLE = {
+    "an agent that is no agent": (_mutated("decision", lambda r: r.update(agent="zzz:abc")),
+                                  "not an agent id"),
+    "turns going backwards": (_swap_line("turn", 2, lambda r: r.update(turn=0)),
+                              "must go forward"),
+    "a decision outside its turn": (_mutated("decision", lambda r: r.update(turn=5000)),
+                                    "inside turn 0"),
+    "a civilization ordered by another player": (
+        _mutated("decision", lambda r: r.update(agent="civ:1", player=0)), "decides for civ:1"),
+    "a duplicated key": ([line.replace('{"type": "decision"', '{"type": "turn", "type": '
+                                       '"decision"', 1) for line in game_lines("g0", seed=1)],
+                         "appears twice"),
+}
+
+
+@pytest.mark.parametrize("case", list(IMPOSSIBLE))
+def test_a_decision_that_cannot_happen_is_refused(case, cli, data, tmp_path):
+    lines, needle = IMPOSSIBLE[case]
+    log = write_log(tmp_path / "bad.jsonl", [lines])
+    assert_refused(cli("corpus", "ingest", log, "--name", "demo"), f"{log}:", needle)
+    assert_store_kept(data / "corpora" / "demo", {})
+
+
+@pytest.fixture(scope="module")
+def recorded_game(tmp_path_factory):
+    """One real recorded game (its turn lines hold the states)."""
+    import os
+    import subprocess
+    import sys
+
+    data = tmp_path_factory.mktemp("recorded")
+    subprocess.run([sys.executable, "-m", "nlmcs.cli", "corpus", "record", "--games", "1",
+                    "--preset", "tiny", "--max-turns", "3", "--name", "src"], check=True,
+                   env={**os.environ, "NLMCS_DATA": str(data)}, capture_output=True)
+    (log,) = (data / "corpora" / "src" / "logs").glob("*.jsonl")
+    return [json.loads(x) for x in log.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("case", ["a unit that does not exist", "another player's unit"])
+def test_a_decision_by_an_agent_not_in_the_state_is_refused(case, recorded_game, cli, data,
+                                                            tmp_path):
+    lines = json.loads(json.dumps(recorded_game))
+    first = next(r for r in lines if r["type"] == "decision" and r["agent"].startswith("unit:"))
+    state = next(r for r in lines if r["type"] == "turn")["state"]
+    if case == "a unit that does not exist":
+        first["agent"], needle = "unit:999999", "does not exist"
+    else:
+        theirs = next(u for u in state["units"] if u["owner"] != first["player"])
+        first["agent"], needle = f"unit:{theirs['id']}", "which belongs to player"
+    log = write_log(tmp_path / "bad.jsonl", [[json.dumps(r) for r in lines]])
+    assert_refused(cli("corpus", "ingest", log, "--name", "demo"), needle)
+    assert_store_kept(data / "corpora" / "demo", {})
+    good = write_log(tmp_path / "good.jsonl", [[json.dumps(r) for r in recorded_game]])
+    assert cli("corpus", "ingest", good, "--name", "demo").code == 0
