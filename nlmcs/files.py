@@ -166,7 +166,11 @@ def _identity(path: Path):
         info = path.stat()
         return ("inode", info.st_dev, info.st_ino)
     except OSError:
+        pass
+    try:
         return ("path", str(path.resolve()))
+    except (OSError, RuntimeError):  # a link loop: the input check that follows names it
+        return ("path", os.path.abspath(path))
 
 
 @lru_cache(maxsize=1)

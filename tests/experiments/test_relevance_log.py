@@ -117,11 +117,13 @@ def test_a_log_of_another_manual_is_refused(text_game, tmp_path, capsys, monkeyp
 
 
 @pytest.mark.parametrize("sentences,message", [
-    ([{"id": 1, "p": "high"}], "sentences.p = 'high' is not a probability"),
-    ({"0": {"id": 1, "p": 0.5}}, "'sentences' must be a list of objects"),
-    ([{"id": 1, "p": float("nan")}], "sentences.p = nan"),
-    ([{"id": 1, "p": 5.0}], "sentences.p = 5.0"),
-    ([{"id": 1, "p": True}], "sentences.p = True"),
+    ([{"id": 1, "p": "high"}], "sentences.0.p = 'high': input should be a valid number"),
+    ({"0": {"id": 1, "p": 0.5}}, "sentences = {'0': {'id': 1, 'p': 0.5}}: input should be a "
+                                 "valid array"),
+    ([{"id": 1, "p": float("nan")}], "sentences.0.p = nan: input should be a finite number"),
+    ([{"id": 1, "p": 5.0}], "sentences.0.p = 5.0 is not a probability"),
+    ([{"id": 1, "p": True}], "sentences.0.p = True: input should be a valid number"),
+    ([{"id": "one", "p": 0.5}], "sentences.0.id = 'one'"),
 ])  # fmt: skip
 def test_a_hand_damaged_probability_is_one_line_naming_file_and_line(tmp_path, sentences,
                                                                      message):

@@ -8,7 +8,7 @@ import io
 import os
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from robust_support import assert_clean, assert_refused, hidden_leftovers, ordinary_mode, run
 
@@ -136,3 +136,85 @@ def test_a_200000_word_line_keeps_every_word(fmt, tmp_path):
     path.write_text(" ".join(words) + "\n")
     blocks = list(read_blocks(inspect_file(path), fmt))
     assert " ".join(b.text for b in blocks).split() == words
+
+
+# --- fuzzing the readers of decision logs and run folders ----------------------------------------
+def _mutate(lines: list[bytes], op: str, i: int, blob: bytes) -> list[bytes]:
+    """One random damage of a JSON-lines file: a line deleted, duplicated, swapped with the
+    next, retyped (a value replaced by the blob as JSON), or bytes inserted."""
+    out = list(lines)
+    i %= len(out)
+    if op == "delete":
+        del out[i]
+    elif op == "duplicate":
+        out.insert(i, out[i])
+    elif op == "swap" and i + 1 < len(out):
+        out[i], out[i + 1] = out[i + 1], out[i]
+    elif op == "retype":
+        import json as _json
+
+        try:
+            rec = _json.loads(out[i])
+            key = sorted(rec)[len(blob) % len(rec)]
+            rec[key] = blob.decode("latin-1")
+            out[i] = (_json.dumps(rec) + "\n").encode()
+        except ValueError:
+            pass
+    elif op == "insert":
+        cut = len(blob) % max(1, len(out[i]))
+        out[i] = out[i][:cut] + blob + out[i][cut:]
+    return out
+
+
+DAMAGE = {"op": st.sampled_from(["delete", "duplicate", "swap", "retype", "insert"]),
+          "i": st.integers(0, 200), "blob": st.binary(min_size=1, max_size=12)}
+
+
+@pytest.fixture(scope="module")
+def logged_run(tmp_path_factory):
+    """A finished ablation with kept decision logs (text and uct, two games)."""
+    from nlmcs.cli import main
+
+    folder = tmp_path_factory.mktemp("fuzz") / "run"
+    assert main(["ablation", "run", "--methods", "text,uct", "--games", "2", "--steps", "2",
+                 "--rollouts", "3", "--depth", "2", "--map", "tiny", "--workers", "1",
+                 "--no-progress", "--log-decisions", "--out", str(folder)]) == 0  # fmt: skip
+    return folder
+
+
+def _one_line_or_success(cli_result) -> None:
+    assert "Traceback" not in cli_result.err
+    if cli_result.code != 0:
+        errors = [x for x in cli_result.err.splitlines() if x.startswith("error: ")]
+        assert cli_result.code == 2 and len(errors) == 1, cli_result
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(**DAMAGE)
+def test_a_damaged_decision_log_is_shown_or_refused_in_one_line(logged_run, cli, tmp_path, op,
+                                                                i, blob):
+    source = logged_run / "decisions" / "text" / "game-00000.jsonl"
+    lines = source.read_bytes().splitlines(keepends=True)
+    log = tmp_path / "d.jsonl"
+    log.write_bytes(b"".join(_mutate(lines, op, i, blob)))
+    _one_line_or_success(cli("relevance", "show", log, "-k", "1"))
+    _one_line_or_success(cli("relevance", "report", log, "--html", tmp_path / "r.html"))
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(**DAMAGE)
+def test_a_damaged_run_folder_is_reported_or_refused_in_one_line(logged_run, cli, tmp_path, op,
+                                                                 i, blob):
+    import shutil
+
+    folder = tmp_path / f"run-{op}-{i}-{blob.hex()}"
+    shutil.copytree(logged_run, folder, ignore=shutil.ignore_patterns(".lock"))
+    lines = (folder / "games.jsonl").read_bytes().splitlines(keepends=True)
+    (folder / "games.jsonl").write_bytes(b"".join(_mutate(lines, op, i, blob)))
+    stored = (folder / "games.jsonl").read_bytes()
+    _one_line_or_success(cli("ablation", "report", folder))
+    _one_line_or_success(cli("ablation", "status", folder))
+    _one_line_or_success(cli("relevance", "report", folder, "--html", tmp_path / "r.html"))
+    assert (folder / "games.jsonl").read_bytes() == stored  # a report never rewrites the games

@@ -21,12 +21,12 @@ and header; one without state records (`--no-log-states`, an ablation's kept log
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
+from nlmcs.experiments.relevance.records import check_decision
 from nlmcs.files import MAX_LINE_BYTES, bounded_lines, check_input
 
 LOG_FORMAT = "nlmcs-decisions/1"
@@ -107,7 +107,7 @@ def read_log(path: str | Path) -> DecisionLog:
         if not isinstance(rec, dict):
             raise UserInputError(f"{path}:{number}: expected a JSON object, got "
                                  f"{type(rec).__name__}")
-        _add(log, rec, number)
+        _add(log, rec, number, text)
     if not log.decisions:
         what = "is empty" if log.header is None and log.cut_line is None else \
             "holds no complete decision record"
@@ -133,14 +133,13 @@ def _lines(path: Path) -> Iterator[tuple[int, str, bool]]:
             yield number, line, line.endswith("\n")
 
 
-def _add(log: DecisionLog, rec: dict, number: int) -> None:
+def _add(log: DecisionLog, rec: dict, number: int, text: str) -> None:
     kind = rec.get("record")
     where = f"{log.path}:{number}"
     if kind is None:
-        for key, typ in (("step", int), ("agent", str)):
-            if not isinstance(rec.get(key), typ) or isinstance(rec.get(key), bool):
-                raise UserInputError(f"{where}: not a decision record (no {key!r})")
-        _check_shares(rec, where)
+        problem = check_decision(text)
+        if problem is not None:
+            raise UserInputError(f"{where}: {problem}")
         log.decisions.append(rec)
         log.lines.append(number)
     elif kind == GAME:
@@ -155,28 +154,6 @@ def _add(log: DecisionLog, rec: dict, number: int) -> None:
     elif kind == END:
         log.end = rec
     # other record kinds come from newer writers: skipped
-
-
-SHARES = (("sentences", "p"), ("latent", "p"), ("prior_sentences", "relevance"),
-          ("prior_top", "p"))
-"""Lists of a decision record whose entries carry a probability, and its key."""
-
-
-def _check_shares(rec: dict, where: str) -> None:
-    """Every logged probability is a number in [0, 1] in a list of objects (a hand-edited "high"
-    or NaN would otherwise crash the report or show as it is)."""
-    for key, name in SHARES:
-        if key not in rec:
-            continue
-        entries = rec[key]
-        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-            raise UserInputError(f"{where}: {key!r} must be a list of objects")
-        for e in entries:
-            value = e.get(name)
-            if (isinstance(value, bool) or not isinstance(value, int | float)
-                    or not math.isfinite(value) or not -1e-9 <= value <= 1 + 1e-6):
-                raise UserInputError(f"{where}: {key}.{name} = {value!r} is not a probability "
-                                     "(a number in [0, 1])")
 
 
 def require_text(log: DecisionLog) -> None:
