@@ -96,8 +96,9 @@ def _ruleset_path(name: str | None) -> Path | None:
 
 def _check_ruleset(name: str | None) -> None:
     """A ruleset given as a path is checked like any input file (the engine reads it whole)."""
-    if name is not None and ("/" in name or name.endswith(".json")):
-        check_input(Path(name), what="ruleset file", max_bytes=RULESET_MAX_BYTES)
+    path = _ruleset_path(name)
+    if path is not None:
+        check_input(path, what="ruleset file", max_bytes=RULESET_MAX_BYTES)
 
 
 def _config(args, turns: int | None = None):

@@ -204,5 +204,5 @@ def test_pooled_arms_keep_every_decision(logged_run):
     _, logged = logged_run
     arms = {a.arm: a for a in read_run_logs(logged)}
     text = arms["text"]
-    assert len(text.pooled.decisions) == sum(len(g.decisions) for g in text.games.values())
+    assert len(text.pooled().decisions) == sum(len(g.decisions) for g in text.games.values())
     assert np.isfinite(measures.game_mean(text.games[0], "null_first"))

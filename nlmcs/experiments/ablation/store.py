@@ -155,25 +155,11 @@ def repair_tail(path: Path) -> bool:
     path = Path(path)
     if not path.exists():
         return False
+    data = path.read_bytes()  # a few MB at most; the run reads it whole next anyway
+    if not data or data.endswith(b"\n"):
+        return False
     with open(path, "rb+") as fh:
-        data_end = fh.seek(0, os.SEEK_END)
-        if data_end == 0:
-            return False
-        fh.seek(max(0, data_end - 1))
-        if fh.read(1) == b"\n":
-            return False
-        # find the end of the last complete line
-        pos, keep = data_end, 0
-        while pos > 0:
-            step = min(65536, pos)
-            pos -= step
-            fh.seek(pos)
-            chunk = fh.read(step)
-            cut = chunk.rfind(b"\n")
-            if cut >= 0:
-                keep = pos + cut + 1
-                break
-        fh.truncate(keep)
+        fh.truncate(data.rfind(b"\n") + 1)
         fh.flush()
         os.fsync(fh.fileno())
     log.warning("%s: dropped a last line cut off before its end (a game that was not stored)",

@@ -36,10 +36,10 @@ class ArmLogs:
     method: str
     games: dict[int, DecisionLog]
 
-    @property
     def pooled(self) -> DecisionLog:
+        """Its games' decisions as one log, labelled by the arm (for grids and counts)."""
         logs = [self.games[i] for i in sorted(self.games)]
-        return measures.pooled(logs, path=Path(f"{len(logs)} games"))
+        return measures.pooled(logs, path=Path(f"{self.arm}, {len(logs)} games"))
 
 
 def read_run_logs(folder: Path) -> list[ArmLogs]:
@@ -110,9 +110,7 @@ def write_run_report(folder: Path, *, out: Path, pair: tuple[str, str] | None = 
     if not text:
         raise UserInputError(f"{folder}: no kept log holds sentences (the arms "
                              f"{', '.join(by_name)} read no text)")
-    pooled = [a.pooled for a in text]
-    for a, lg in zip(text, pooled, strict=True):
-        lg.path = Path(f"{a.arm}, {len(a.games)} games")
+    pooled = [a.pooled() for a in text]
     sections = [("games", "Games", _games_table(arms, folder))]
     if pair is not None:
         a, b = by_name[pair[0]], by_name[pair[1]]
@@ -122,7 +120,7 @@ def write_run_report(folder: Path, *, out: Path, pair: tuple[str, str] | None = 
         sections.append(("compare", f"{b.arm} vs {a.arm}, game by game",
                          compare_section(rows, [], paired=True, names=[a.arm, b.arm])))
     sections += [
-        ("entropy", "Relevance entropy over the game", _entropy(text)),
+        ("entropy", "Relevance entropy over the game", _entropy(text, pooled)),
         ("units", "Relevance by unit type, sentence and step", unit_section(pooled)),
         ("labels", "Word labels by part of speech", pos_section(pooled)),
     ]
@@ -157,10 +155,10 @@ def _games_table(arms: Sequence[ArmLogs], folder: Path) -> str:
             + "".join(rows) + "</table>")
 
 
-def _entropy(arms: Sequence[ArmLogs]) -> str:
+def _entropy(arms: Sequence[ArmLogs], pooled: Sequence[DecisionLog]) -> str:
     series = {}
-    for a in arms:
-        by_step = summary.entropy_by_step(a.pooled)
+    for a, lg in zip(arms, pooled, strict=True):
+        by_step = summary.entropy_by_step(lg)
         if by_step.get("all"):
             series[a.arm] = {"all": by_step["all"]}
     if not series:
