@@ -29,9 +29,12 @@ import numpy as np
 
 from nlmcs.errors import UserInputError
 from nlmcs.files import MAX_LINE_BYTES, bounded_lines
-from nlmcs.games.registry import action_kinds
+from nlmcs.games.base import Action
+from nlmcs.games.civ.serialize import FORMAT as CIV_STATE_FORMAT
+from nlmcs.games.registry import action_kinds, game_entry
 
 log = logging.getLogger(__name__)
+
 
 FORMAT = "nlmcs-corpus/1"
 OnError = Literal["stop", "skip"]
@@ -75,6 +78,8 @@ class GameRecord:
     state: dict | None = None  # and its state, if it held one
     result: dict | None = None
     action_kinds: tuple[str, ...] | None = None  # None: a game whose kinds the reader does not know
+    rules: object | None = None  # the engine's game for this header, to replay turn states in
+    live: object | None = None  # the last turn line's state in the engine (built on first use)
 
     @property
     def game_id(self) -> str:
@@ -270,13 +275,13 @@ _AGENT = re.compile(r"[a-z_]+(?::\d+)+")
 numbers, unit:0:2)."""
 
 
-def _check_agent(decision: Decision, game: GameRecord, path: Path, line: int) -> None:
+def _check_agent(decision: Decision, game: GameRecord, path: Path, line: int) -> bool:
     """What the log itself can prove about a decision: the agent is named as engines name
     them, it acts in the turn the log is in, not past the game's turn limit, and (where the
     turn line holds the state) it exists at the turn's start and belongs to the deciding
     player; an agent numbered a little past the state's `next_id` may have been made during the
-    turn, and is let through unseen. Whether the action was legal there is not checked: that
-    needs the game's rules replayed, which `corpus ingest` does not do."""
+    turn, and is let through unseen. True when the agent was found in an engine state, so that
+    `_check_legal` can replay the rules for it."""
     agent = decision.agent
     if not _AGENT.fullmatch(agent):
         raise _fail(path, line, f"agent {_short(agent)} is not an agent id (kind:number, such as "
@@ -288,21 +293,23 @@ def _check_agent(decision: Decision, game: GameRecord, path: Path, line: int) ->
         raise _fail(path, line, f"decision at turn {decision.turn} inside turn {game.turn}")
     kind, *numbers = agent.split(":")
     if len(numbers) != 1:
-        return  # not the civ engine's naming: nothing more to check
+        return False  # not the civ engine's naming: nothing more to check
     number = int(numbers[0])
     if kind == "civ" and number != decision.player:
         raise _fail(path, line, f"player {decision.player} decides for {agent}")
     state = game.state
+    if kind == "civ":
+        return state is not None
     listing = {"unit": "units", "city": "cities"}.get(kind)
     if state is None or listing is None or not isinstance(state.get(listing), list):
-        return
+        return False
     next_id = state.get("next_id")
     if isinstance(next_id, int) and number >= next_id:
         # made during this turn (a city its settlers founded); a turn makes at most one agent
         # per agent it starts with
         room = sum(len(state.get(k) or ()) for k in ("units", "cities"))
         if number < next_id + room:
-            return
+            return False
         raise _fail(path, line, f"{agent} does not exist at turn {decision.turn} (agents are "
                                 f"numbered below {next_id} at its start)")
     owner = next((x.get("owner") for x in state[listing]
@@ -312,6 +319,50 @@ def _check_agent(decision: Decision, game: GameRecord, path: Path, line: int) ->
     if owner != decision.player:
         raise _fail(path, line, f"player {decision.player} orders {agent}, which belongs to "
                                 f"player {_short(owner)}")
+    return True
+
+
+def _rules(header: dict) -> object | None:
+    """The engine's game a header describes, to replay its turn states in; None where this
+    installation cannot (a game without an engine here or without recorded configurations, a
+    configuration or ruleset it cannot rebuild): those games' actions are checked by kind only."""
+    try:
+        entry = game_entry(header["game"])
+        if not entry.simulated or entry.from_config is None:
+            return None
+        rules = entry.rebuild(header.get("config") or {})
+    except (UserInputError, TypeError, ValueError, OSError):
+        return None
+    ruleset = getattr(getattr(rules, "ruleset", None), "name", None)
+    return rules if ruleset == header.get("ruleset") else None
+
+
+def _check_legal(decision: Decision, game: GameRecord, path: Path, line: int) -> None:
+    """Every player chooses from the turn's starting state, before any action of the turn is
+    applied, so a recorded action must be one the engine offers that agent in the state the
+    turn line holds (`applied` says whether it still worked when its turn came). A move in
+    direction 99 or research of a tech the ruleset lacks, or lacks the prerequisites of, is
+    refused here. States are only replayed when the turn line holds the engine's own state."""
+    state = game.state
+    if game.rules is None or state is None or state.get("format") != CIV_STATE_FORMAT:
+        return
+    if game.live is None:
+        try:
+            game.live = game.rules.state_from_json(state)
+        except (UserInputError, KeyError, TypeError, ValueError, IndexError) as err:
+            raise _fail(path, line, f"the state of turn {game.turn} does not load in this game "
+                                    f"({err}), so its decisions cannot be checked") from None
+    action = Action(decision.action_kind, decision.action_arg)
+    legal = game.live.legal_actions(decision.agent)
+    if action not in legal:
+        offered = ", ".join(_action_text(a) for a in legal[:8]) + (", ..." if len(legal) > 8
+                                                                    else "")  # fmt: skip
+        raise _fail(path, line, f"{decision.agent} cannot {_action_text(action)} at the start of "
+                                f"turn {decision.turn} (the rules offer: {offered or 'nothing'})")
+
+
+def _action_text(action: Action) -> str:
+    return action.kind if action.arg is None else f"{action.kind} {_short(action.arg)}"
 
 
 _MISSING = object()
@@ -417,7 +468,8 @@ def read_games(
                 _check_header(rec, path, number, expect_game, expect_ruleset)
                 dropped_id = None
                 current = GameRecord(path=path, line=number, header=rec,
-                                     action_kinds=action_kinds(rec["game"]))
+                                     action_kinds=action_kinds(rec["game"]),
+                                     rules=_rules(rec))  # fmt: skip
                 width = len(rec["state_features"])
                 continue
             if current is None:
@@ -434,10 +486,11 @@ def read_games(
                 if "state" in rec:  # a recorder may leave states out to save space
                     state = _need(rec, "state", dict, path, number)
                 current.turns += 1
-                current.turn, current.state = turn, state
+                current.turn, current.state, current.live = turn, state, None
             elif kind == "decision":
                 decision = _decision(rec, current, width, path, number)
-                _check_agent(decision, current, path, number)
+                if _check_agent(decision, current, path, number):
+                    _check_legal(decision, current, path, number)
                 current.decisions.append(decision)
             elif kind == "result":
                 _check_result(rec, current, path, number)

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 from manual_pipeline.errors import ManualError
-from manual_pipeline.readers import Block
+from manual_pipeline.readers import Block, parser_pieces
 from manual_pipeline.words import STOP_WORDS, is_punctuation, stem
 
 if TYPE_CHECKING:
@@ -41,7 +41,10 @@ class ParseConfig:
 
     Fields:
         model: import name of the spaCy model; None picks the first of MODEL_CANDIDATES installed.
-        batch_size: blocks handed to `nlp.pipe` at a time.
+        batch_size: blocks handed to `nlp.pipe` at a time, at most.
+        batch_chars: characters handed to `nlp.pipe` at a time, at most (a batch holds at least
+            one block): the parser's memory grows with the text it holds, not with the number
+            of blocks, so a manual of long paragraphs would otherwise take gigabytes.
         n_process: spaCy worker processes (1 keeps the model in this process; the machine has
             few cores and model start-up per process costs about a second).
         rows_per_write: tokens gathered before a batch is handed to the store.
@@ -49,6 +52,7 @@ class ParseConfig:
 
     model: str | None = None
     batch_size: int = 64
+    batch_chars: int = 50_000
     n_process: int = 1
     rows_per_write: int = 50_000
 
@@ -132,13 +136,15 @@ def parse_blocks(
     """Parse blocks in order and yield column batches; sentences with no letter or digit drop.
 
     Sentence ids run 0..n-1 over the whole document; a token's `head` is the index of its head
-    within the same sentence (the root points to itself).
+    within the same sentence (the root points to itself). A sentence longer than
+    `readers.MAX_SENTENCE_CHARS` is parsed in pieces cut between words (`parser_pieces`), so a
+    file with no punctuation costs what a punctuated one does.
     """
     config = config or ParseConfig()
     batch = Batch()
     sentence_id = 0
-    pairs = ((block.text, block.section) for block in blocks)
-    docs = nlp.pipe(pairs, as_tuples=True, batch_size=config.batch_size, n_process=config.n_process)
+    pairs = ((piece, block.section) for block in blocks for piece in parser_pieces(block.text))
+    docs = _pipe(nlp, pairs, config)
     for doc, section in docs:
         for sent in doc.sents:
             if is_punctuation(sent.text):
@@ -150,6 +156,25 @@ def parse_blocks(
             batch = Batch()
     if len(batch.sentences["sentence_id"]):
         yield batch
+
+
+def _pipe(nlp: Language, pairs: Iterable[tuple[str, str]], config: ParseConfig) -> Iterator:
+    """`nlp.pipe` over (text, section) pairs in batches of at most `batch_size` blocks and
+    `batch_chars` characters; a doc's parse does not depend on the batch it is in."""
+    if config.n_process > 1:  # worker processes start per call: one call, count batches only
+        yield from nlp.pipe(pairs, as_tuples=True, batch_size=config.batch_size,
+                            n_process=config.n_process)  # fmt: skip
+        return
+    group: list[tuple[str, str]] = []
+    size = 0
+    for pair in pairs:
+        if group and (len(group) >= config.batch_size or size + len(pair[0]) > config.batch_chars):
+            yield from nlp.pipe(group, as_tuples=True, batch_size=len(group))
+            group, size = [], 0
+        group.append(pair)
+        size += len(pair[0])
+    if group:
+        yield from nlp.pipe(group, as_tuples=True, batch_size=len(group))
 
 
 def _add_sentence(batch: Batch, sentence_id: int, section: str, sent: Any) -> None:

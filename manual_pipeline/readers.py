@@ -23,6 +23,10 @@ from manual_pipeline.textio import SourceFile, iter_lines, open_text
 MAX_BLOCK_CHARS = 20_000
 """A paragraph longer than this is cut (at a sentence end where possible) into several blocks."""
 
+MAX_SENTENCE_CHARS = 1_000
+"""A run of text longer than this with no sentence end is cut between words before parsing: it is
+not prose a parser can read, and the parser's memory grows with the length of what it is given."""
+
 FORMATS = ("auto", "text", "markdown", "html", "freeciv")
 Format = Literal["auto", "text", "markdown", "html", "freeciv"]
 
@@ -84,6 +88,33 @@ def split_long(text: str, limit: int = MAX_BLOCK_CHARS) -> list[str]:
         text = text[cut:].strip()
     if text:
         pieces.append(text)
+    return pieces
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def parser_pieces(text: str, limit: int = MAX_SENTENCE_CHARS) -> list[str]:
+    """`text` as the parser should see it: whole, unless a sentence in it runs past `limit`
+    characters; then that sentence is cut between words and every piece is parsed on its own
+    (the sentences around it stay together). Ordinary prose passes through unchanged."""
+    if len(text) <= limit:
+        return [text]
+    sentences = _SENTENCE_END.split(text)
+    if all(len(s) <= limit for s in sentences):
+        return [text]
+    pieces: list[str] = []
+    held: list[str] = []
+    for sentence in sentences:
+        if len(sentence) <= limit:
+            held.append(sentence)
+            continue
+        if held:
+            pieces.append(" ".join(held))
+            held = []
+        pieces.extend(split_long(sentence, limit))
+    if held:
+        pieces.append(" ".join(held))
     return pieces
 
 

@@ -38,7 +38,9 @@ def register(sub) -> None:
     g.add_argument("--manual", default="civ-guide", help="stored manual the text methods read")
     g.add_argument("--out", type=Path, help="folder for turns.csv, gaps.csv and summary.md")
     g.add_argument("--log-decisions", type=Path,
-                   help="write every decision record (JSON lines, as `nlmcs play`)")
+                   help="write the decision log (JSON lines, as `nlmcs play`: a game record "
+                        "with the manual, configurations and server settings, every decision, "
+                        "an end record)")
     _server_options(g)
     add_search_options(g)
 

@@ -104,7 +104,7 @@ def register_bench(bench_sub) -> None:
         bench_sub,
         "manual",
         help="time ingest of a ~2,000-sentence manual: sentences per second, peak memory",
-        example="nlmcs bench manual --sentences 2000",
+        example="nlmcs bench manual --sentences 2000\n  nlmcs bench manual --unpunctuated-mb 5",
         func=_bench,
     )
     bench.add_argument("--sentences", type=int_option(low=1, high=1_000_000), default=2000,
@@ -112,6 +112,10 @@ def register_bench(bench_sub) -> None:
     bench.add_argument(
         "--source", type=Path, help="manual to build the text from (default: shipped civ-guide.md)"
     )
+    bench.add_argument("--unpunctuated-mb", type=int_option(low=1, high=64), metavar="MB",
+                       help="instead: one line of MB megabytes of the source's words with no "
+                            "punctuation (the parser's worst case; peak memory should stay "
+                            "near that of a prose manual)")
 
 
 def _ingest(args: argparse.Namespace) -> int:
@@ -199,7 +203,8 @@ def _bench(args: argparse.Namespace) -> int:
     from manual_pipeline.report import format_table
     from nlmcs.experiments.bench_manual import bench_manual
 
-    result = bench_manual(source=args.source, sentences=args.sentences)
+    result = bench_manual(source=args.source, sentences=args.sentences,
+                          unpunctuated_mb=args.unpunctuated_mb)
     print(format_table(("measure", "value"), result.rows()))
     return 0
 

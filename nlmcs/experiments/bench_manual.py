@@ -3,6 +3,8 @@
 The Civilization II manual Branavan et al. used has 2,083 sentences, so the benchmark builds a
 manual of about that size by repeating the blocks of a shipped manual, then times model loading and
 the ingest (read, parse, store) separately. It measures the real `ingest` path, not a copy of it.
+With `unpunctuated_mb` it builds the parser's worst case instead: megabytes of the source's words on
+one line with no punctuation, which the ingest must cut into parser-sized pieces.
 """
 
 from __future__ import annotations
@@ -84,17 +86,37 @@ def build_bench_text(source: Path, *, sentences: int) -> str:
     return "\n".join(out)
 
 
+def build_unpunctuated_text(source: Path, *, megabytes: int) -> str:
+    """One line of about `megabytes` MB: the words of `source`, cycled, without punctuation."""
+    blocks = read_blocks(inspect_file(source), detect_format(source))
+    words = [w for block in blocks for w in re.findall(r"[A-Za-z0-9]+", block.text)]
+    if not words:
+        raise ManualError(f"{source}: no words to build a benchmark manual from")
+    out, size = [], 0
+    for word in itertools.cycle(words):
+        if size >= megabytes * 1_000_000:
+            break
+        out.append(word)
+        size += len(word) + 1
+    return " ".join(out) + "\n"
+
+
 def bench_manual(
-    *, source: Path | None = None, sentences: int = 2000, config: ParseConfig | None = None
+    *, source: Path | None = None, sentences: int = 2000, unpunctuated_mb: int | None = None,
+    config: ParseConfig | None = None,
 ) -> BenchResult:
-    """Time model load and a forced ingest of a ~`sentences`-sentence manual in a scratch dir."""
+    """Time model load and a forced ingest of a ~`sentences`-sentence manual (or of
+    `unpunctuated_mb` MB without punctuation) in a scratch dir."""
     source = Path(source) if source is not None else shipped_file("manuals", "civ-guide.md")
     if not source.is_file():
         raise ManualError(f"{source}: no such file to build the benchmark manual from")
-    text = build_bench_text(source, sentences=sentences)
+    if unpunctuated_mb is not None:
+        text = build_unpunctuated_text(source, megabytes=unpunctuated_mb)
+    else:
+        text = build_bench_text(source, sentences=sentences)
     config = config or ParseConfig()
     with tempfile.TemporaryDirectory(prefix="nlmcs-bench-") as scratch:
-        manual = Path(scratch) / "bench.md"
+        manual = Path(scratch) / ("bench.txt" if unpunctuated_mb else "bench.md")
         manual.write_text(text, encoding="utf-8")
         t0 = time.perf_counter()
         load_model(config.model)

@@ -13,7 +13,6 @@ no savegame reading.
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -22,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nlmcs.experiments.play import game_record, log_line
+from nlmcs.experiments.relevance.log import END
 from nlmcs.files import AtomicFile, write_atomic, write_csv_rows
 from nlmcs.games.civ.state import CivState
 from nlmcs.games.freeciv.client import Client
@@ -31,7 +32,7 @@ from nlmcs.games.freeciv.server import FreeCivServer, ServerConfig
 from nlmcs.games.freeciv.translate import translate
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import make_planner
+from nlmcs.search.methods import get_method, make_planner
 
 GAP_MEASURES = ("units", "cities", "citizens", "food", "shields", "bulbs", "techs")
 
@@ -61,7 +62,9 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                  out: Path | None = None, log_decisions: Path | None = None,
                  username: str = "nlmcs", log: Callable[[str], None] = print) -> FreeCivGame:
     """Play `turns` turns; with `out` (a folder), write turns.csv, gaps.csv and summary.md;
-    with `log_decisions`, every decision record of the planner (JSON lines, as `nlmcs play`)."""
+    with `log_decisions`, the decision log of `nlmcs play`: a game record first (our engine's
+    translation of the first turn, the manual, configurations and the server's settings), every
+    decision record of the planner, and an end record when the game ends normally."""
     game_out = FreeCivGame()
     search_config = dataclasses.replace(search_config or SearchConfig(),
                                         log_decisions=log_decisions is not None)
@@ -97,6 +100,11 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                     planner = make_planner(method, game=civ, manual=manual, seed=seed,
                                            search_config=search_config,
                                            model_config=model_config)  # fmt: skip
+                    if decisions is not None and not game_out.turns:
+                        decisions.file.write(log_line(_log_header(
+                            civ, method=method, seed=seed, turns=turns, server=server,
+                            manual=manual, search_config=search_config,
+                            model_config=model_config)))  # fmt: skip
                 seen = measures(tr.state)
                 row = {"turn": view.turn, **seen}
                 if predicted is not None:
@@ -106,8 +114,7 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                 row["seconds"] = round(time.perf_counter() - step0, 3)
                 if decisions is not None:
                     for rec in planner.last_log:
-                        decisions.file.write(json.dumps({**rec, "freeciv_turn": view.turn},
-                                                        allow_nan=False) + "\n")
+                        decisions.file.write(log_line({**rec, "freeciv_turn": view.turn}))
                 sent = requests(tr, view, joint, rng) + fixed_rules(tr, view)
                 for packet, fields in sent:
                     client.send(packet, **fields)
@@ -124,29 +131,61 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
             if not final and not destroyed and server.end_turn == len(game_out.turns):
                 _, report = client.receive_until({"PACKET_ENDGAME_REPORT"})
                 final = _final_scores(client, report)
+            game_out.result = _result(game_out, final=final, destroyed=destroyed,
+                                      me=view.player_id, method=method, seed=seed,
+                                      server=server, seconds=time.perf_counter() - t0)  # fmt: skip
+            if decisions is not None:
+                decisions.file.write(log_line(_end_record(game_out.result)))
         finally:
             if planner is not None:
                 planner.close()
             if decisions is not None:
                 decisions.commit()  # the turns played so far are kept, whatever ended the game
-    me = view.player_id
+    if out is not None:
+        write_results(game_out, out)
+    return game_out
+
+
+def _result(game_out: FreeCivGame, *, final: dict[int, int], destroyed: bool, me: int,
+            method: str, seed: int, server: ServerConfig, seconds: float) -> dict:
     others = [s for p, s in final.items() if p != me]
     best = max(others, default=None)
     winner = 1 if destroyed else None
     if final and best is not None and final.get(me, 0) != best:
         winner = 0 if final.get(me, 0) > best else 1 + others.index(best)
-    game_out.result = {
+    return {
         "method": method, "seed": seed, "turns": len(game_out.turns),
         "ai_level": server.ai_level, "ai_players": server.ai_players,
         "finished": bool(final) or destroyed, "winner": winner,
         "scores": [final.get(me, 0), *others] if final else [],
         "our_score": final.get(me), "best_other_score": best,
-        "seconds": round(time.perf_counter() - t0, 1),
+        "seconds": round(seconds, 1),
         "seconds_per_turn": [t["seconds"] for t in game_out.turns],
     }  # fmt: skip
-    if out is not None:
-        write_results(game_out, out)
-    return game_out
+
+
+def _log_header(civ, *, method: str, seed: int, turns: int, server: ServerConfig, manual,
+                search_config: SearchConfig, model_config: ModelConfig | None) -> dict:
+    """The decision log's game record: the game is our engine's translation of the first turn."""
+    reads = get_method(method).reads
+    return game_record(civ, method=method, opponent=f"freeciv-{server.ai_level}", seed=seed,
+                       steps=turns, extra={
+                           "manual": None if reads == "nothing" else (
+                               f"{manual} (twin)" if reads == "random-twin" else str(manual)),
+                           "search": search_config.to_dict(),
+                           "model": (model_config or ModelConfig()).to_dict(),
+                           "freeciv": {"ai_level": server.ai_level,
+                                       "ai_players": server.ai_players, "xsize": server.xsize,
+                                       "ysize": server.ysize, "seed": server.seed}})  # fmt: skip
+
+
+def _end_record(result: dict) -> dict:
+    """The decision log's last record, with the fields `nlmcs play` writes there."""
+    sec = result["seconds_per_turn"]
+    return {"record": END, "method": result["method"], "seed": result["seed"],
+            "steps": result["turns"], "finished": result["finished"],
+            "winner": result["winner"], "scores": result["scores"],
+            "mean_seconds_per_step": round(float(np.mean(sec)), 3) if sec else None}
 
 
 def _final_scores(client: Client, report: dict) -> dict[int, int]:

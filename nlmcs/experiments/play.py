@@ -90,7 +90,7 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
     try:
         if log_path is not None:
             out = AtomicFile(log_path)
-            header = _game_record(game, method=method, opponent=opponent, seed=seed,
+            header = game_record(game, method=method, opponent=opponent, seed=seed,
                                   steps=steps, extra=log_header)
             hooks.append(DecisionLogWriter(out.file, planner, header=header, states=log_states,
                                            summary=steps_hook.result))
@@ -150,7 +150,7 @@ class DecisionLogWriter(GameHook):
         self.step = 0
 
     def write(self, record: Mapping) -> None:
-        self.file.write(_line(record))
+        self.file.write(log_line(record))
 
     def on_start(self, game: Game, state: State, seed: int, players_meta: list[dict]) -> None:
         self.write(self.header)
@@ -173,13 +173,14 @@ class DecisionLogWriter(GameHook):
         self.write({"record": END, **self.summary(result).summary()})
 
 
-def _line(record: Mapping) -> str:
+def log_line(record: Mapping) -> str:
     """One JSON line; NaN and infinities are refused, since they are not JSON."""
     return json.dumps(record, allow_nan=False) + "\n"
 
 
-def _game_record(game: Game, *, method: str, opponent: str, seed: int, steps: int,
-                 extra: Mapping | None) -> dict:
+def game_record(game: Game, *, method: str, opponent: str, seed: int, steps: int,
+                extra: Mapping | None) -> dict:
+    """A decision log's first record: the game, its configuration, who played, and `extra`."""
     config = getattr(game, "config", None)
     return {"record": GAME, "format": LOG_FORMAT, "method": method, "opponent": opponent,
             "seed": seed, "steps": steps, "game": game.name,

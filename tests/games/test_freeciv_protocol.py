@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from nlmcs.errors import UserInputError
+from nlmcs.experiments.relevance.log import read_log
 from nlmcs.games.freeciv import constants, packets_def
 from nlmcs.games.freeciv.client import Client
 from nlmcs.games.freeciv.codec import (
@@ -386,7 +387,8 @@ def test_a_planner_plays_a_real_server_and_the_rules_gap_is_reported(tmp_path):
     played = play_freeciv(proto=packets_def.load(src / PACKETS_DEF),
                           server=ServerConfig(seed=4, ai_level="novice"), method="uct", turns=4,
                           seed=4, search_config=SearchConfig(rollouts=20, depth=4),
-                          out=tmp_path, log=lambda line: None)  # fmt: skip
+                          out=tmp_path, log_decisions=tmp_path / "decisions.jsonl",
+                          log=lambda line: None)  # fmt: skip
     turns = played.turns
     assert [t["turn"] for t in turns] == [1, 2, 3, 4]
     assert sum(t["orders"] for t in turns) > 0  # moves, cities, research were sent
@@ -395,6 +397,12 @@ def test_a_planner_plays_a_real_server_and_the_rules_gap_is_reported(tmp_path):
     summary = (tmp_path / "summary.md").read_text()
     assert "Rules gap" in summary and "fog of war" in summary
     assert (tmp_path / "gaps.csv").read_text().startswith("measure,turns,predicted,seen")
+    # The decision log reads like `nlmcs play`'s: game record first, end record last.
+    log = read_log(tmp_path / "decisions.jsonl")
+    assert log.header["method"] == "uct" and log.header["opponent"] == "freeciv-novice"
+    assert log.header["freeciv"]["seed"] == 4 and log.header["search"]["rollouts"] == 20
+    assert log.end["steps"] == 4 and log.end["scores"] == played.result["scores"]
+    assert {r["freeciv_turn"] for r in log.decisions} == {1, 2, 3, 4}
 
 
 def test_a_recorded_server_stream_replays_and_survives_re_encoding():

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 from manual_fixtures import FIXTURES
 
-from manual_pipeline.readers import Block, detect_format, read_blocks, split_long
+from manual_pipeline.readers import (
+    Block,
+    detect_format,
+    parser_pieces,
+    read_blocks,
+    split_long,
+)
 from manual_pipeline.textio import inspect_file
 
 
@@ -88,6 +94,22 @@ def test_split_long_prefers_sentence_ends():
     assert all(len(p) <= 100 for p in pieces)
     assert all(p.endswith(".") for p in pieces)
     assert " ".join(pieces) == text.strip()
+
+
+def test_prose_reaches_the_parser_whole():
+    text = " ".join(["Settlers found cities near rivers, where food grows fast."] * 60)
+    assert parser_pieces(text, limit=100) == [text]
+
+
+def test_a_sentence_without_end_is_cut_between_words_and_its_neighbours_stay_together():
+    long = " ".join(f"word{i}" for i in range(200))  # ~1,400 characters, no sentence end
+    text = f"Build roads first. Then irrigate. {long}. Warriors defend. Cities grow."
+    pieces = parser_pieces(text, limit=100)
+    assert pieces[0] == "Build roads first. Then irrigate."
+    assert pieces[-1] == "Warriors defend. Cities grow."
+    middle = pieces[1:-1]
+    assert len(middle) > 10 and all(len(p) <= 100 for p in middle)
+    assert " ".join(middle) == long + "."  # every word, in order, none split
 
 
 def test_limit_stops_early():

@@ -6,11 +6,20 @@ from __future__ import annotations
 
 import io
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from robust_support import assert_clean, assert_refused, hidden_leftovers, ordinary_mode, run
+from robust_support import (
+    assert_clean,
+    assert_refused,
+    assert_store_kept,
+    hidden_leftovers,
+    ordinary_mode,
+    run,
+    tree_digest,
+)
 
 from manual_pipeline.readers import read_blocks
 from manual_pipeline.textio import inspect_file, iter_lines
@@ -158,8 +167,18 @@ def _mutate(lines: list[bytes], op: str, i: int, blob: bytes) -> list[bytes]:
             key = sorted(rec)[len(blob) % len(rec)]
             rec[key] = blob.decode("latin-1")
             out[i] = (_json.dumps(rec) + "\n").encode()
-        except ValueError:
-            pass
+        except (ValueError, TypeError, ZeroDivisionError):
+            # not a JSON object on one line: a `key: value` or `key = value` line (a pretty
+            # ruleset, a FreeCiv section file) gets the blob as its value, any other line
+            # becomes the blob
+            line = out[i]
+            sep = next((s for s in (b": ", b" = ") if s in line), None)
+            try:  # a blob that is JSON goes in as it is (a number, a list), else as a string
+                _json.loads(blob)
+                text = blob
+            except ValueError:
+                text = _json.dumps(blob.decode("latin-1")).encode()
+            out[i] = (line.split(sep, 1)[0] + sep + text + b",\n") if sep else blob + b"\n"
     elif op == "insert":
         cut = len(blob) % max(1, len(out[i]))
         out[i] = out[i][:cut] + blob + out[i][cut:]
@@ -168,6 +187,10 @@ def _mutate(lines: list[bytes], op: str, i: int, blob: bytes) -> list[bytes]:
 
 DAMAGE = {"op": st.sampled_from(["delete", "duplicate", "swap", "retype", "insert"]),
           "i": st.integers(0, 200), "blob": st.binary(min_size=1, max_size=12)}
+VALUES = st.sampled_from([b"0", b"-1", b"-7", b"2", b"99999999", b"1e308", b"0.5", b"[]", b"{}",
+                          b"null", b"true", b'""', b'"x"', b"[1, 2]"])
+"""Values a retyped field of a ruleset gets besides random bytes: zeros, negatives, huge numbers,
+empty containers, the wrong JSON types."""
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +241,46 @@ def test_a_damaged_run_folder_is_reported_or_refused_in_one_line(logged_run, cli
     _one_line_or_success(cli("ablation", "status", folder))
     _one_line_or_success(cli("relevance", "report", folder, "--html", tmp_path / "r.html"))
     assert (folder / "games.jsonl").read_bytes() == stored  # a report never rewrites the games
+
+
+# --- fuzzing the manual readers (text, Markdown, HTML, FreeCiv sections) and the ruleset reader -
+MANUALS = Path(__file__).resolve().parents[1] / "fixtures" / "manuals"
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(source=st.sampled_from(["guide.md", "guide.txt", "guide.html", "rules.ruleset"]),
+       **DAMAGE)
+def test_a_damaged_manual_is_ingested_or_refused_and_the_stored_one_kept(cli, data, tmp_path,
+                                                                         source, op, i, blob):
+    """Whatever the damage, `manual ingest --force` stores the damaged manual or refuses it in
+    one line; a refusal leaves the manual stored before byte-identical."""
+    store = data / "manuals" / "demo"
+    if not store.exists():
+        assert cli("manual", "ingest", MANUALS / "guide.md", "--name", "demo").code == 0
+    before = tree_digest(store)
+    lines = (MANUALS / source).read_bytes().splitlines(keepends=True)
+    damaged = tmp_path / f"damaged{Path(source).suffix}"
+    damaged.write_bytes(b"".join(_mutate(lines, op, i, blob)))
+    result = cli("manual", "ingest", damaged, "--name", "demo", "--force")
+    _one_line_or_success(result)
+    if result.code != 0:
+        assert_store_kept(store, before)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
+                                                                 HealthCheck.function_scoped_fixture])
+@given(op=DAMAGE["op"], i=st.integers(0, 400), blob=DAMAGE["blob"] | VALUES)
+def test_a_damaged_ruleset_plays_or_is_refused_in_one_line(cli, tmp_path, op, i, blob):
+    """A JSON ruleset damaged line by line either loads and plays three turns, or is refused
+    in one line naming the file; never a traceback from deep in the engine."""
+    from nlmcs.paths import shipped_file
+
+    lines = shipped_file("rulesets", "classic.json").read_bytes().splitlines(keepends=True)
+    ruleset = tmp_path / "damaged.json"
+    ruleset.write_bytes(b"".join(_mutate(lines, op, i, blob)))
+    result = cli("game", "play", "--ruleset", ruleset, "--players", "builtin,random", "--map",
+                 "tiny", "--turns", "3", "--seed", "1")
+    _one_line_or_success(result)
+    if result.code != 0:
+        assert str(ruleset) in result.err or "ruleset" in result.err, result.err

@@ -161,3 +161,36 @@ def test_a_decision_by_an_agent_not_in_the_state_is_refused(case, recorded_game,
     assert_store_kept(data / "corpora" / "demo", {})
     good = write_log(tmp_path / "good.jsonl", [[json.dumps(r) for r in recorded_game]])
     assert cli("corpus", "ingest", good, "--name", "demo").code == 0
+
+
+ILLEGAL = {
+    # (agent kind, action kind of the decision to change, new arg, words of the refusal)
+    "a move in direction 99": ("unit:", "move", 99, "cannot move 99"),
+    "research of a tech the ruleset lacks": ("civ:", "research", "time travel",
+                                             "cannot research 'time travel'"),
+    "research without the prerequisites": ("civ:", "research", "monarchy",
+                                           "cannot research 'monarchy'"),
+    "a city building what it cannot": ("city:", "build", "battleship", "cannot build"),
+}
+
+
+@pytest.mark.parametrize("case", list(ILLEGAL))
+def test_an_action_the_rules_do_not_offer_is_refused(case, recorded_game, cli, data, tmp_path):
+    """The turn line's state is replayed in the engine: every player chose from it, so each
+    recorded action must be among the actions the rules offered that agent there."""
+    agent, kind, arg, needle = ILLEGAL[case]
+    lines = json.loads(json.dumps(recorded_game))
+    first = next(r for r in lines if r["type"] == "decision" and r["agent"].startswith(agent))
+    first["action"] = {"kind": kind, "arg": arg}
+    log = write_log(tmp_path / "bad.jsonl", [[json.dumps(r) for r in lines]])
+    assert_refused(cli("corpus", "ingest", log, "--name", "demo"), f"{log}:", needle)
+    assert_store_kept(data / "corpora" / "demo", {})
+
+
+def test_a_turn_state_that_does_not_load_is_refused(recorded_game, cli, data, tmp_path):
+    lines = json.loads(json.dumps(recorded_game))
+    turn = next(r for r in lines if r["type"] == "turn")
+    turn["state"]["map"]["terrain"][0] = "?" * len(turn["state"]["map"]["terrain"][0])
+    log = write_log(tmp_path / "bad.jsonl", [[json.dumps(r) for r in lines]])
+    assert_refused(cli("corpus", "ingest", log, "--name", "demo"), "does not load")
+    assert_store_kept(data / "corpora" / "demo", {})

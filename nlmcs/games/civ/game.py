@@ -86,6 +86,7 @@ class CivGame(Game):
         self.terrain_defense = tuple(t.defense_pct for t in self.ruleset.terrains)
         self.terrain_move = tuple(t.move_cost for t in self.ruleset.terrains)
         self._maps: dict[int, tuple[MapData, list[int]]] = {}
+        self.loaded_maps: dict[tuple, MapData] = {}  # maps of states read from JSON
         # Build/research options (and the AI's picks among them) by techs and buildings bitmasks;
         # see legal.build_options.
         self.options_cache: dict = {}

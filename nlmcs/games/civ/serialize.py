@@ -100,6 +100,20 @@ def _int(obj, key, where, low=None, high=None):
     return v
 
 
+def _built_map(game, width: int, height: int, terrain: list[int], resource: list[int],
+               river: list[bool], sacred: int):
+    """`build_map`, memoised on the game: the states of one game share one map (a recorded
+    game's turns are read one by one, and building the map is most of a state's reading)."""
+    key = (width, height, sacred, tuple(terrain), tuple(resource), tuple(river))
+    cache = game.loaded_maps
+    if key not in cache:
+        if len(cache) > 8:
+            cache.clear()
+        cache[key] = build_map(game.tables, width, height, terrain, resource, river,
+                               sacred=sacred)
+    return cache[key]
+
+
 def state_from_json(game, data: object):
     """Rebuild a state for `game`; the inverse of `state_to_json`."""
     T = game.tables
@@ -141,8 +155,8 @@ def state_from_json(game, data: object):
     if sacred is not None and (sacred not in T.terrain_names
                                or T.terrain_ocean[T.terrain_names.index(sacred)]):
         raise StateFileError(f"map.sacred: {sacred!r} is not a land terrain")
-    map_data = build_map(T, width, height, terrain, resource, river,
-                         sacred=-1 if sacred is None else T.terrain_names.index(sacred))
+    map_data = _built_map(game, width, height, terrain, resource, river,
+                          -1 if sacred is None else T.terrain_names.index(sacred))
     s = game.blank_state(map_data)
     bits = dict(IMPROVEMENT_BITS)
     for k, item in enumerate(_get(mp, "improvements", list, "map")):
