@@ -17,8 +17,12 @@ from nlmcs.games.civ import CivGame
 
 FIGURES = ("map_tiles", "start_turn", "start_units", "start_cities", "rollouts", "depth",
            "simulated_turns", "turns_per_second", "agent_decisions_per_second",
-           "turns_per_second_vs_builtin_ai", "clone_microseconds", "peak_rss_mib")
-"""What `bench_engine` returns, in order (the columns of `nlmcs bench engine --out`)."""
+           "turns_per_second_vs_builtin_ai", "clone_microseconds", "peak_rss_mib",
+           "legal_us_reference", "legal_us_compiled", "legal_us_compiled_kernel")
+"""What `bench_engine` returns, in order (the columns of `nlmcs bench engine --out`). The
+`legal_us_*` figures time listing every agent's legal actions for both players at the start
+position: the Python reference, the compiled kernel with the conversion of the Python state to
+arrays, and the kernel alone (what it costs once the state lives in arrays)."""
 
 
 def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: int = 0,
@@ -52,6 +56,8 @@ def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: i
     # The same roll-outs with the built-in AI moving every other player (opponent modelling).
     ai_pols = [policy] + [game.policy("builtin:normal")] * (n - 1)
     ai_turns, _, ai_elapsed = run(ai_pols, max(1, rollouts // 4))
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before numba is loaded
+    legal = legal_microseconds(root)
     return {
         "map_tiles": game.config.width * game.config.height,
         "start_turn": root.turn,
@@ -64,5 +70,32 @@ def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: i
         "agent_decisions_per_second": decisions / elapsed,
         "turns_per_second_vs_builtin_ai": ai_turns / ai_elapsed,
         "clone_microseconds": clone_us,
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib": peak,
+        **legal,
+    }
+
+
+def legal_microseconds(s, repeat: int = 300) -> dict[str, float]:
+    """Microseconds to list both players' legal actions in `s`, each way (see FIGURES)."""
+    from nlmcs.games.civ import legal
+    from nlmcs.games.civ.compiled import legal as fast
+    from nlmcs.games.civ.compiled.arrays import state_arrays
+
+    players = range(s.num_players)
+    arrays = state_arrays(s)
+    for p in players:  # compile (or load the cached machine code) before timing
+        fast.actions_of(s, arrays, p)
+
+    def timed(f) -> float:
+        t0 = time.perf_counter()
+        for _ in range(repeat):
+            f()
+        return (time.perf_counter() - t0) / repeat * 1e6
+
+    return {
+        "legal_us_reference": timed(lambda: [legal.agents_with_actions(s, p) for p in players]),
+        "legal_us_compiled": timed(lambda: [fast.actions_of(s, a, p) for a in [state_arrays(s)]
+                                            for p in players]),
+        "legal_us_compiled_kernel": timed(lambda: [fast.actions_of(s, arrays, p)
+                                                   for p in players]),
     }

@@ -54,9 +54,10 @@ def context(load_before: float) -> dict:
 
 class BenchTable:
     """An --out CSV, checked before anything is timed: a new file, or one this benchmark wrote
-    (the same columns, in order). `append` reads it again and rewrites it atomically with one
-    more row, under the file's lock, so an interrupted run keeps every finished measurement,
-    never a half-written file, and two runs appending to one table lose no row."""
+    (the same columns, in order, or the first of them: an older version's table). `append`
+    reads it again and rewrites it atomically with one more row, under the file's lock, so an
+    interrupted run keeps every finished measurement, never a half-written file, and two runs
+    appending to one table lose no row."""
 
     def __init__(self, path: str | Path, columns: Sequence[str]):
         self.path = check_output(path, what="CSV file")
@@ -74,12 +75,16 @@ class BenchTable:
                 rows = list(reader)
         except (UnicodeDecodeError, csv.Error) as err:
             raise UserInputError(f"{self.path}: not a CSV file ({err})") from None
-        if header != self.columns:
+        older = header is not None and len(header) < len(self.columns) and \
+            header == self.columns[:len(header)]  # fmt: skip
+        if header != self.columns and not older:
             raise UserInputError(f"{self.path}: its columns are not this benchmark's "
                                  "(another benchmark's table?); give a new --out file")
         if any(None in row or None in row.values() for row in rows):
             raise UserInputError(f"{self.path}: a row has more or fewer fields than the header")
-        return rows
+        # A table an older version wrote, before columns were added at the end: its rows get
+        # empty cells there.
+        return [{c: row.get(c, "") for c in self.columns} for row in rows]
 
     def append(self, row: dict) -> None:
         if list(row) != self.columns:

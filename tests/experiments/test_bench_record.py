@@ -56,6 +56,26 @@ def test_bench_engine_appends_a_row_per_run(tmp_path, capsys):
         assert math.isnan(load) or load >= 0
 
 
+def test_a_table_from_before_new_columns_gains_them_and_keeps_its_rows(tmp_path, capsys):
+    out = tmp_path / "engine.csv"
+    assert main([*ENGINE, "--out", str(out)]) == 0
+    header, rows = _rows(out)
+    old = header[:header.index("legal_us_reference")]  # what the last version wrote
+    with out.open("w", newline="") as fh:
+        writer = csv.DictWriter(fh, old)
+        writer.writeheader()
+        writer.writerow({k: rows[0][k] for k in old})
+    assert main([*ENGINE, "--seed", "4", "--out", str(out)]) == 0
+    header, rows = _rows(out)
+    assert header == [*CONTEXT_COLUMNS, *ENGINE_OPTIONS, *FIGURES]
+    assert [r["seed"] for r in rows] == ["0", "4"]
+    assert rows[0]["legal_us_compiled"] == "" and float(rows[1]["legal_us_compiled"]) > 0
+    with out.open("w", newline="") as fh:  # not a prefix: another benchmark's table
+        csv.writer(fh).writerows([[*old[:3], "other"], ["1", "2", "3", "4"]])
+    assert main([*ENGINE, "--out", str(out)]) == 2
+    assert "columns are not this benchmark's" in capsys.readouterr().err
+
+
 def test_bench_search_appends_a_row_per_timing(tmp_path, capsys):
     out = tmp_path / "search.csv"
     assert main([*SEARCH, "--out", str(out)]) == 0
