@@ -35,7 +35,6 @@ from nlmcs.games.registry import action_kinds, game_entry
 
 log = logging.getLogger(__name__)
 
-
 FORMAT = "nlmcs-corpus/1"
 OnError = Literal["stop", "skip"]
 
@@ -326,6 +325,22 @@ def _rules(header: dict) -> object | None:
     """The engine's game a header describes, to replay its turn states in; None where this
     installation cannot (a game without an engine here or without recorded configurations, a
     configuration or ruleset it cannot rebuild): those games' actions are checked by kind only."""
+    try:
+        key = json.dumps([header["game"], header.get("config"), header.get("ruleset")],
+                         sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+    if key not in _RULES:  # a log holds many games of one configuration: build it once
+        if len(_RULES) > 16:
+            _RULES.clear()
+        _RULES[key] = _build_rules(header)
+    return _RULES[key]
+
+
+_RULES: dict[str, object | None] = {}
+
+
+def _build_rules(header: dict) -> object | None:
     try:
         entry = game_entry(header["game"])
         if not entry.simulated or entry.from_config is None:

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from robust_support import (
+    FIXTURES,
     assert_clean,
     assert_refused,
     assert_store_kept,
@@ -244,9 +245,6 @@ def test_a_damaged_run_folder_is_reported_or_refused_in_one_line(logged_run, cli
 
 
 # --- fuzzing the manual readers (text, Markdown, HTML, FreeCiv sections) and the ruleset reader -
-MANUALS = Path(__file__).resolve().parents[1] / "fixtures" / "manuals"
-
-
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow,
                                                                  HealthCheck.function_scoped_fixture])
 @given(source=st.sampled_from(["guide.md", "guide.txt", "guide.html", "rules.ruleset"]),
@@ -257,9 +255,9 @@ def test_a_damaged_manual_is_ingested_or_refused_and_the_stored_one_kept(cli, da
     one line; a refusal leaves the manual stored before byte-identical."""
     store = data / "manuals" / "demo"
     if not store.exists():
-        assert cli("manual", "ingest", MANUALS / "guide.md", "--name", "demo").code == 0
+        assert cli("manual", "ingest", FIXTURES / "guide.md", "--name", "demo").code == 0
     before = tree_digest(store)
-    lines = (MANUALS / source).read_bytes().splitlines(keepends=True)
+    lines = (FIXTURES / source).read_bytes().splitlines(keepends=True)
     damaged = tmp_path / f"damaged{Path(source).suffix}"
     damaged.write_bytes(b"".join(_mutate(lines, op, i, blob)))
     result = cli("manual", "ingest", damaged, "--name", "demo", "--force")
