@@ -316,9 +316,17 @@ def _check_agent(decision: Decision, game: GameRecord, path: Path, line: int) ->
     if owner is _MISSING:
         raise _fail(path, line, f"{agent} does not exist at the start of turn {decision.turn}")
     if owner != decision.player:
+        if kind == "city" and _human(game, decision.player):
+            return False  # a city taken earlier in the turn (a human acts on the board as it is)
         raise _fail(path, line, f"player {decision.player} orders {agent}, which belongs to "
                                 f"player {_short(owner)}")
     return True
+
+
+def _human(game: GameRecord, player: int) -> bool:
+    """A human seat (`nlmcs serve`) acts on the board as it is when each order is given, after
+    the orders before it in the turn, not on the turn's starting state as programs do."""
+    return any(p["player"] == player and p["kind"] == "human" for p in game.header["players"])
 
 
 def _rules(header: dict) -> object | None:
@@ -368,12 +376,28 @@ def _check_legal(decision: Decision, game: GameRecord, path: Path, line: int) ->
             raise _fail(path, line, f"the state of turn {game.turn} does not load in this game "
                                     f"({err}), so its decisions cannot be checked") from None
     action = Action(decision.action_kind, decision.action_arg)
-    legal = game.live.legal_actions(decision.agent)
+    if _human(game, decision.player) and not decision.agent.startswith("civ:"):
+        # Moves and attacks depend on what moved before in the turn; only their form is
+        # checked. Research is exact for humans too: techs change at the turn's end only.
+        legal = _every_order(game.live, decision.agent)
+    else:
+        legal = game.live.legal_actions(decision.agent)
     if action not in legal:
         offered = ", ".join(_action_text(a) for a in legal[:8]) + (", ..." if len(legal) > 8
                                                                     else "")  # fmt: skip
         raise _fail(path, line, f"{decision.agent} cannot {_action_text(action)} at the start of "
                                 f"turn {decision.turn} (the rules offer: {offered or 'nothing'})")
+
+
+def _every_order(state, agent: str) -> list[Action]:
+    """Every action the rules have for an agent of this kind, anywhere (a unit's moves and
+    attacks in the 8 directions and its orders; any item a city could build)."""
+    from nlmcs.games.civ import tables as tb
+
+    if agent.startswith("city:"):
+        return [Action("build", name) for name in state.tables.item_names]
+    return [*tb.MOVE, *tb.ATTACK, tb.FORTIFY, tb.WAIT, tb.BUILD_CITY, tb.IRRIGATE,
+            tb.MINE_ACTION, tb.BUILD_ROAD]
 
 
 def _action_text(action: Action) -> str:

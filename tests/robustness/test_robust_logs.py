@@ -194,3 +194,34 @@ def test_a_turn_state_that_does_not_load_is_refused(recorded_game, cli, data, tm
     log = write_log(tmp_path / "bad.jsonl", [[json.dumps(r) for r in lines]])
     assert_refused(cli("corpus", "ingest", log, "--name", "demo"), "does not load")
     assert_store_kept(data / "corpora" / "demo", {})
+
+
+def test_a_human_seat_is_checked_on_what_a_turn_cannot_change(recorded_game, cli, data,
+                                                             tmp_path):
+    """`nlmcs serve` applies a human's orders one by one, so a human's attack may be legal only
+    after earlier moves of the turn: its form is checked, its research exactly."""
+    def human_log(change) -> Path:
+        lines = json.loads(json.dumps(recorded_game))
+        header = lines[0]
+        header["players"][0]["kind"] = "human"
+        change(lines)
+        return write_log(tmp_path / "human.jsonl", [[json.dumps(r) for r in lines]])
+
+    def set_first(agent: str, action: dict):
+        def change(lines):
+            first = next(r for r in lines if r["type"] == "decision" and r["player"] == 0
+                         and r["agent"].startswith(agent))
+            first["action"] = action
+        return change
+
+    attack = human_log(set_first("unit:", {"kind": "attack", "arg": 3}))
+    assert cli("corpus", "ingest", attack, "--name", "demo").code == 0
+    program = tmp_path / "program.jsonl"  # the same order from a program's seat is refused
+    program.write_text(attack.read_text().replace('"kind": "human"', '"kind": "builtin"', 1))
+    assert_refused(cli("corpus", "ingest", program, "--name", "demo4"), "cannot attack 3")
+    assert_refused(cli("corpus", "ingest", human_log(set_first("unit:", {"kind": "move",
+                                                                         "arg": 99})),
+                       "--name", "demo2"), "cannot move 99")
+    assert_refused(cli("corpus", "ingest", human_log(set_first("civ:", {"kind": "research",
+                                                                        "arg": "monarchy"})),
+                       "--name", "demo3"), "cannot research 'monarchy'")
