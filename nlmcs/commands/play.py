@@ -207,16 +207,10 @@ def _play(args: argparse.Namespace, game, scfg, mcfg, log_path: Path | None) -> 
 
 def _log_header(args: argparse.Namespace, scfg, mcfg) -> dict:
     """What the decision log's game record says beyond the game itself."""
-    from nlmcs.model.manuals import random_twin
+    from nlmcs.experiments.play import manual_label
 
-    reads = get_method(args.method).reads
-    manual = None
-    if reads == "random-twin":
-        twin = random_twin(args.manual, seed=args.twin_seed)
-        manual = getattr(twin, "name", None) or str(twin)
-    elif reads != "nothing":
-        manual = str(args.manual)
-    return {"manual": manual, "search": scfg.to_dict(), "model": mcfg.to_dict()}
+    return {"manual": manual_label(args.method, args.manual, twin_seed=args.twin_seed),
+            "search": scfg.to_dict(), "model": mcfg.to_dict()}
 
 
 SEARCH_COLUMNS = ("method", "rollouts", "workers", "backend", "seconds", "cpu_seconds",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nlmcs.experiments.play import game_record, log_line
+from nlmcs.experiments.play import game_record, log_line, manual_label
 from nlmcs.experiments.relevance.log import END
 from nlmcs.files import AtomicFile, write_atomic, write_csv_rows
 from nlmcs.games.civ.state import CivState
@@ -32,7 +32,7 @@ from nlmcs.games.freeciv.server import FreeCivServer, ServerConfig
 from nlmcs.games.freeciv.translate import translate
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import get_method, make_planner
+from nlmcs.search.methods import make_planner
 
 GAP_MEASURES = ("units", "cities", "citizens", "food", "shields", "bulbs", "techs")
 
@@ -167,11 +167,9 @@ def _result(game_out: FreeCivGame, *, final: dict[int, int], destroyed: bool, me
 def _log_header(civ, *, method: str, seed: int, turns: int, server: ServerConfig, manual,
                 search_config: SearchConfig, model_config: ModelConfig | None) -> dict:
     """The decision log's game record: the game is our engine's translation of the first turn."""
-    reads = get_method(method).reads
     return game_record(civ, method=method, opponent=f"freeciv-{server.ai_level}", seed=seed,
                        steps=turns, extra={
-                           "manual": None if reads == "nothing" else (
-                               f"{manual} (twin)" if reads == "random-twin" else str(manual)),
+                           "manual": manual_label(method, manual),
                            "search": search_config.to_dict(),
                            "model": (model_config or ModelConfig()).to_dict(),
                            "freeciv": {"ai_level": server.ai_level,

@@ -178,6 +178,21 @@ def log_line(record: Mapping) -> str:
     return json.dumps(record, allow_nan=False) + "\n"
 
 
+def manual_label(method: str, manual, *, twin_seed: int | None = None) -> str | None:
+    """What a decision log's header names as the text `method` read: None for a method that
+    reads nothing, the twin's name for one that reads the manual's random twin."""
+    from nlmcs.model.manuals import random_twin
+    from nlmcs.search.methods import get_method
+
+    reads = get_method(method).reads
+    if reads == "nothing":
+        return None
+    if reads == "random-twin":
+        twin = random_twin(manual, seed=twin_seed)
+        return getattr(twin, "name", None) or str(twin)
+    return str(manual)
+
+
 def game_record(game: Game, *, method: str, opponent: str, seed: int, steps: int,
                 extra: Mapping | None) -> dict:
     """A decision log's first record: the game, its configuration, who played, and `extra`."""
