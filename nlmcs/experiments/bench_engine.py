@@ -18,11 +18,15 @@ from nlmcs.games.civ import CivGame
 FIGURES = ("map_tiles", "start_turn", "start_units", "start_cities", "rollouts", "depth",
            "simulated_turns", "turns_per_second", "agent_decisions_per_second",
            "turns_per_second_vs_builtin_ai", "clone_microseconds", "peak_rss_mib",
-           "legal_us_reference", "legal_us_compiled", "legal_us_compiled_kernel")
+           "legal_us_reference", "legal_us_compiled", "legal_us_compiled_kernel",
+           "turns_per_second_compiled", "compiled_speedup", "clone_microseconds_compiled")
 """What `bench_engine` returns, in order (the columns of `nlmcs bench engine --out`). The
 `legal_us_*` figures time listing every agent's legal actions for both players at the start
 position: the Python reference, the compiled kernel with the conversion of the Python state to
-arrays, and the kernel alone (what it costs once the state lives in arrays)."""
+a board, and the kernel alone (what it costs once the state lives on a board). The `*_compiled`
+figures are the same random roll-outs played by the compiled engine (a board copied per
+roll-out, its turns in one call); `compiled_speedup` divides its turns per second by the
+reference's, both measured in this run."""
 
 
 def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: int = 0,
@@ -58,6 +62,7 @@ def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: i
     ai_turns, _, ai_elapsed = run(ai_pols, max(1, rollouts // 4))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before numba is loaded
     legal = legal_microseconds(root)
+    compiled = compiled_rollouts(root, rollouts=rollouts, depth=depth, seed=seed)
     return {
         "map_tiles": game.config.width * game.config.height,
         "start_turn": root.turn,
@@ -72,19 +77,44 @@ def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: i
         "clone_microseconds": clone_us,
         "peak_rss_mib": peak,
         **legal,
+        "turns_per_second_compiled": compiled["turns_per_second"],
+        "compiled_speedup": compiled["turns_per_second"] / (turns / elapsed),
+        "clone_microseconds_compiled": compiled["clone_microseconds"],
     }
+
+
+def compiled_rollouts(root, *, rollouts: int, depth: int, seed: int) -> dict[str, float]:
+    """The random roll-outs of `bench_engine` on the compiled engine: turns per second (a board
+    copy per roll-out included) and the copy's microseconds."""
+    from nlmcs.games.civ.compiled.board import copy, map_consts, pack, rule_consts
+    from nlmcs.games.civ.compiled.play import play_random_turns
+
+    board = pack(root, spare=64)
+    mk, rk = map_consts(root), rule_consts(root)
+    rng = np.random.default_rng(seed)
+    play_random_turns(copy(board), mk, rk, rng, depth)  # compile, or load the machine code
+    turns = 0
+    t0 = time.perf_counter()
+    for _ in range(rollouts):
+        turns += play_random_turns(copy(board), mk, rk, rng, depth)
+    elapsed = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for _ in range(1000):
+        copy(board)
+    return {"turns_per_second": turns / elapsed,
+            "clone_microseconds": (time.perf_counter() - t0) / 1000 * 1e6}
 
 
 def legal_microseconds(s, repeat: int = 300) -> dict[str, float]:
     """Microseconds to list both players' legal actions in `s`, each way (see FIGURES)."""
     from nlmcs.games.civ import legal
     from nlmcs.games.civ.compiled import legal as fast
-    from nlmcs.games.civ.compiled.arrays import state_arrays
+    from nlmcs.games.civ.compiled.board import map_consts, pack, rule_consts
 
     players = range(s.num_players)
-    arrays = state_arrays(s)
+    board, mk, rk = pack(s), map_consts(s), rule_consts(s)
     for p in players:  # compile (or load the cached machine code) before timing
-        fast.actions_of(s, arrays, p)
+        fast.actions_of(board, mk, rk, p)
 
     def timed(f) -> float:
         t0 = time.perf_counter()
@@ -94,8 +124,8 @@ def legal_microseconds(s, repeat: int = 300) -> dict[str, float]:
 
     return {
         "legal_us_reference": timed(lambda: [legal.agents_with_actions(s, p) for p in players]),
-        "legal_us_compiled": timed(lambda: [fast.actions_of(s, a, p) for a in [state_arrays(s)]
+        "legal_us_compiled": timed(lambda: [fast.actions_of(b, mk, rk, p) for b in [pack(s)]
                                             for p in players]),
-        "legal_us_compiled_kernel": timed(lambda: [fast.actions_of(s, arrays, p)
+        "legal_us_compiled_kernel": timed(lambda: [fast.actions_of(board, mk, rk, p)
                                                    for p in players]),
     }

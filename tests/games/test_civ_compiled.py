@@ -1,16 +1,17 @@
-"""The compiled engine against the Python reference, part by part: on games of several seeds on
-every map preset, built-in AIs and random players, every turn. A divergence names the preset,
-seed, turn, player and agent."""
+"""The compiled engine against the Python reference: on games of many seeds on every map preset
+(and the variants, and more than two players), every turn's legal actions and every turn's whole
+state. A divergence names the preset, seed, turn and the first field that differs."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from nlmcs.games.civ import CivConfig, CivGame
+from nlmcs.games.civ import CivConfig, CivGame, serialize
 from nlmcs.games.civ import legal as reference
 from nlmcs.games.civ.compiled import legal as compiled
-from nlmcs.games.civ.compiled.arrays import state_arrays
+from nlmcs.games.civ.compiled.board import PL_KILLED, copy, pack, unpack
+from nlmcs.games.civ.compiled.play import play_random, random_game
 
 PLAYERS = {"builtin": ("builtin:normal", "builtin:normal"), "mixed": ("builtin:hard", "random")}
 
@@ -55,13 +56,79 @@ def test_legal_actions_are_the_references_in_the_same_order(preset, seeds, turns
         assert contested > 0  # the contested moves, attacks and zones of control were compared
 
 
-def test_state_arrays_copy_and_order_the_reference():
-    game = CivGame(CivConfig.preset("small"))
+def test_a_board_holds_the_whole_state_and_is_a_copy():
     s = next(x for i, x in enumerate(_positions("small", 3, PLAYERS["builtin"], 40)) if i == 30)
-    st = state_arrays(s)
-    assert st.unit_id.tolist() == list(s.units) and st.city_id.tolist() == list(s.cities)
-    assert st.occupant.tobytes() == bytes(s.occupant)
-    assert st.improvements.tobytes() == bytes(s.improvements)
-    assert st.techs.shape == (2, len(game.tables.tech_names))
-    st.occupant[:] = 0  # a copy: the reference state is untouched
+    assert s.cities and s.units
+    b = pack(s)
+    assert serialize.state_to_json(unpack(b, s)) == serialize.state_to_json(s)
+    assert list(unpack(b, s).units) == list(s.units)  # the dict order too
+    b.T[:] = 0  # a copy: the reference state is untouched
     assert any(s.occupant)
+    c = copy(b)
+    c.U[:] = 0
+    assert b.U.any()
+
+
+def _field_difference(want: dict, got: dict) -> str:
+    """The first part of two JSON states that differs, by path."""
+    for key, w in want.items():
+        g = got.get(key)
+        if w == g:
+            continue
+        if isinstance(w, dict) and isinstance(g, dict):
+            return f"{key}.{_field_difference(w, g)}"
+        if isinstance(w, list) and isinstance(g, list) and len(w) == len(g):
+            i = next(i for i, (x, y) in enumerate(zip(w, g, strict=True)) if x != y)
+            if isinstance(w[i], dict):
+                return f"{key}[{i}].{_field_difference(w[i], g[i])}"
+            return f"{key}[{i}]: {w[i]!r} != {g[i]!r}"
+        return f"{key}: {w!r} != {g!r}"
+    return "(equal)"
+
+
+GAMES = [("tiny", {}, range(12)), ("small", {}, range(8)), ("default", {}, range(3)),
+         ("small", {"variant": "sacred-terrain"}, range(3)),
+         ("small", {"variant": "sacred-terrain-end"}, range(3)),
+         ("small", {"num_players": 3}, range(3)), ("tiny", {"num_players": 4}, range(3))]
+
+
+@pytest.mark.parametrize("preset,overrides,seeds", GAMES)
+def test_random_players_play_the_same_games_on_both_engines(preset, overrides, seeds):
+    """Every turn: the whole state (units, cities, players, tiles, turn, winner) equal, and the
+    two generators at the same point of their stream."""
+    game = CivGame(CivConfig.preset(preset, **overrides))
+    policy = game.policy("random")
+    kills = turns = 0
+    for seed in seeds:
+        ref = game.new_initial_state(seed)
+        board = pack(ref, spare=0)  # no spare rows: growing the board is exercised too
+        r_ref, r_fast = np.random.default_rng(seed), np.random.default_rng(seed)
+        while not ref.is_terminal():
+            joint = {p: policy.joint_action(ref, p, r_ref) for p in range(ref.num_players)}
+            ref.apply_joint_actions(joint, r_ref)
+            board, played = play_random(board, ref, 1, r_fast)
+            turns += played
+            want, got = serialize.state_to_json(ref), serialize.state_to_json(unpack(board, ref))
+            where = f"{preset} {overrides} seed {seed} turn {ref.turn}"
+            assert want == got, f"{where}: {_field_difference(want, got)}"
+            assert r_ref.bit_generator.state == r_fast.bit_generator.state, where
+        kills += int(board.PL[:, PL_KILLED].sum())
+    assert turns >= 100 * len(seeds) or preset == "tiny"
+    if preset in ("tiny", "small") and not overrides:
+        assert kills > 0  # combat was compared
+
+
+def test_a_random_game_from_a_midgame_position_matches_and_leaves_the_start_alone():
+    game = CivGame(CivConfig.preset("small", max_turns=60))
+    start = next(x for i, x in enumerate(_positions("small", 5, PLAYERS["builtin"], 60))
+                 if i == 25)
+    before = serialize.state_to_json(start)
+    ref = start.clone()
+    policy = game.policy("random")
+    rng = np.random.default_rng(9)
+    for _ in range(20):
+        ref.apply_joint_actions({p: policy.joint_action(ref, p, rng) for p in range(2)}, rng)
+    end, played = random_game(start, 20, np.random.default_rng(9))
+    assert played == 20
+    assert serialize.state_to_json(end) == serialize.state_to_json(ref)
+    assert serialize.state_to_json(start) == before

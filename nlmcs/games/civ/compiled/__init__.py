@@ -2,8 +2,16 @@
 
 The Python engine (`state`, `rules`, `legal`, `cities`, `ai`) stays the reference; every part
 built here is checked against it by differential tests (`tests/games/test_civ_compiled.py`) on
-games of many seeds and every map preset. Built so far: the array form of a state
-(`arrays.StateArrays`, from a `CivState`) and every agent's legal actions (`legal`). Not yet:
-applying actions, the end of turn, combat, the built-in AI; until they are, the search and the
-game runner use the Python engine (issue "The engine at compiled speed").
+games of many seeds, every map preset, the variants and more than two players. Built: the state
+as a board of int64 tables (`board`), legal actions (`legal`), applying actions and combat
+(`rules`), the end of turn (`turn`), and whole turns of random players in one call (`play`),
+which is what `nlmcs bench engine` times. Not yet: the built-in AI, and the search, the ablation
+runner, corpus recording and self-play still play on the Python engine.
 """
+
+from pathlib import Path
+
+from nlmcs.machine_code import drop_stale
+
+_CIV = Path(__file__).parent.parent
+drop_stale(Path(__file__).parent, also=(_CIV / "tables.py", _CIV / "variants.py"))

@@ -1,4 +1,4 @@
-"""Every agent's legal actions, compiled: the same actions in the same order as
+"""Every agent's legal actions on a `Board`, compiled: the same actions in the same order as
 `nlmcs.games.civ.legal.agents_with_actions` (the reference), as codes (`codes`).
 
 `player_actions` writes, for one player, the codes of its agents' actions into one flat array
@@ -13,59 +13,133 @@ from numba import njit
 
 from nlmcs.games.civ import tables as tb
 from nlmcs.games.civ.compiled import codes
-from nlmcs.games.civ.compiled.arrays import map_arrays, rule_arrays, state_arrays
+from nlmcs.games.civ.compiled.board import (
+    C_ALIVE,
+    C_OWNER,
+    C_W0,
+    G_NC,
+    G_NU,
+    IT_TECH,
+    MS_GAP,
+    MS_HEIGHT,
+    MS_WIDTH,
+    PL_T0,
+    PR_N_UNITS,
+    PR_RESEARCH0,
+    T_CITY,
+    T_COWN,
+    T_IMP,
+    T_MIL,
+    T_OCC,
+    TI_IRRIGABLE,
+    TI_LAND,
+    TI_MINABLE,
+    TI_RIVER,
+    TI_ROADABLE,
+    TI_WATER,
+    U_ACT,
+    U_ALIVE,
+    U_ID,
+    U_KIND,
+    U_OWNER,
+    U_TILE,
+    UK_ATTACKS,
+    UK_CITIES,
+    UK_FORTIFIES,
+    UK_MILITARY,
+    UK_SETTLERS,
+    Board,
+    map_consts,
+    pack,
+    rule_consts,
+)
 
 _IRRIGATION, _MINE, _ROAD = tb.IRRIGATION, tb.MINE, tb.ROAD
 _FORTIFYING, _FORTIFIED = tb.FORTIFYING, tb.FORTIFIED
 _BUSY_LOW, _BUSY_HIGH = min(tb.BUSY), max(tb.BUSY)
 assert set(range(_BUSY_LOW, _BUSY_HIGH + 1)) == set(tb.BUSY)
+CIV, CITY, UNIT = 0, 1, 2
+"""Agent kinds in `player_actions`' answer."""
 
 
 @njit(cache=True)
-def _enemy_zoc(tile, owner, neighbors, land, occupant, military):
+def enemy_zoc(tile, owner, NB, TI, T):
     """A tile next to an enemy military unit (units stand on land only)."""
     me = owner + 1
     for d in range(8):
-        nb = neighbors[tile, d]
-        if nb >= 0 and land[nb] and occupant[nb] != 0 and occupant[nb] != me and military[nb] > 0:
+        nb = NB[tile, d]
+        if (nb >= 0 and TI[nb, TI_LAND] and T[nb, T_OCC] != 0 and T[nb, T_OCC] != me
+                and T[nb, T_MIL] > 0):
             return True
     return False
 
 
 @njit(cache=True)
-def _unit_actions(out, n, kind, tile, owner, activity, neighbors, land, river, water_source,
-                  irrigable, minable, roadable, width, height, gap, improvements, occupant,
-                  military, city_owner_at, unit_military, unit_can_attack, unit_can_fortify,
-                  unit_cities, unit_settlers):
+def can_found_city(tile, T, TI, MS):
+    """No city within the gap, on land (`legal.can_found_city`)."""
+    if not TI[tile, TI_LAND]:
+        return False
+    w, gap = MS[MS_WIDTH], MS[MS_GAP]
+    x, y = tile % w, tile // w
+    for yy in range(max(0, y - gap), min(MS[MS_HEIGHT], y + gap + 1)):
+        for xx in range(max(0, x - gap), min(w, x + gap + 1)):
+            if T[yy * w + xx, T_CITY] >= 0:
+                return False
+    return True
+
+
+@njit(cache=True)
+def can_work(tile, code, T, NB, TI):
+    """An irrigate, mine or road order's test on `tile` (`legal.can_irrigate`, ...)."""
+    imp = T[tile, T_IMP]
+    if T[tile, T_CITY] >= 0:
+        return False
+    if code == codes.IRRIGATE:
+        if not TI[tile, TI_IRRIGABLE] or imp & _IRRIGATION:
+            return False
+        if TI[tile, TI_WATER]:
+            return True
+        for d in range(0, 8, 2):  # the cardinal directions
+            nb = NB[tile, d]
+            if nb >= 0 and T[nb, T_IMP] & _IRRIGATION:
+                return True
+        return False
+    if code == codes.MINE:
+        return TI[tile, TI_MINABLE] != 0 and not imp & _MINE
+    return TI[tile, TI_ROADABLE] != 0 and not imp & _ROAD and not TI[tile, TI_RIVER]
+
+
+@njit(cache=True)
+def unit_actions(out, n, kind, tile, owner, activity, T, NB, TI, MS, UK):
     me = owner + 1
-    is_military = unit_military[kind]
+    is_military = UK[kind, UK_MILITARY] != 0
     contested = False
     for d in range(8):
-        nb = neighbors[tile, d]
-        if nb >= 0 and land[nb] and occupant[nb] != 0 and occupant[nb] != me:
+        nb = NB[tile, d]
+        if nb >= 0 and TI[nb, TI_LAND] and T[nb, T_OCC] != 0 and T[nb, T_OCC] != me:
             contested = True
             break
     if not contested and not is_military:
         for d in range(8):
-            nb = neighbors[tile, d]
-            if nb >= 0 and land[nb] and city_owner_at[nb] >= 0:
+            nb = NB[tile, d]
+            if nb >= 0 and TI[nb, TI_LAND] and T[nb, T_COWN] >= 0:
                 contested = True
                 break
     start = n
     if not contested:
         for d in range(8):
-            nb = neighbors[tile, d]
-            if nb >= 0 and land[nb]:
+            nb = NB[tile, d]
+            if nb >= 0 and TI[nb, TI_LAND]:
                 out[n] = codes.MOVE0 + d
                 n += 1
     else:
         enemy_seen = False
-        can_attack = unit_can_attack[kind]
+        can_attack = UK[kind, UK_ATTACKS] != 0
         for d in range(8):
-            nb = neighbors[tile, d]
-            if nb < 0 or not land[nb]:
+            nb = NB[tile, d]
+            if nb < 0 or not TI[nb, TI_LAND]:
                 continue
-            enemy = occupant[nb] != 0 and occupant[nb] != me
+            enemy = T[nb, T_OCC] != 0 and T[nb, T_OCC] != me
             if is_military:
                 if enemy:
                     enemy_seen = True
@@ -79,152 +153,123 @@ def _unit_actions(out, n, kind, tile, owner, activity, neighbors, land, river, w
                 if enemy:
                     enemy_seen = True
                     continue
-                if city_owner_at[nb] >= 0 and city_owner_at[nb] != owner:
+                if T[nb, T_COWN] >= 0 and T[nb, T_COWN] != owner:
                     continue
                 out[n] = codes.MOVE0 + d
                 n += 1
-        if (enemy_seen and city_owner_at[tile] < 0
-                and _enemy_zoc(tile, owner, neighbors, land, occupant, military)):
+        if enemy_seen and T[tile, T_CITY] < 0 and enemy_zoc(tile, owner, NB, TI, T):
             kept = start
             for i in range(start, n):
                 code = out[i]
                 if code < codes.ATTACK0:  # a move: allowed into a city, onto our own units,
-                    dst = neighbors[tile, code - codes.MOVE0]  # or out of every enemy zone
-                    if not (city_owner_at[dst] >= 0 or occupant[dst] == me
-                            or not _enemy_zoc(dst, owner, neighbors, land, occupant, military)):
+                    dst = NB[tile, code - codes.MOVE0]  # or out of every enemy zone
+                    if not (T[dst, T_CITY] >= 0 or T[dst, T_OCC] == me
+                            or not enemy_zoc(dst, owner, NB, TI, T)):
                         continue
                 out[kept] = code
                 kept += 1
             n = kept
-    if unit_can_fortify[kind] and activity != _FORTIFIED and activity != _FORTIFYING:
+    if UK[kind, UK_FORTIFIES] and activity != _FORTIFIED and activity != _FORTIFYING:
         out[n] = codes.FORTIFY
         n += 1
-    no_city_here = city_owner_at[tile] < 0
-    if unit_cities[kind] and land[tile]:
-        x, y = tile % width, tile // width
-        free = True
-        for yy in range(max(0, y - gap), min(height, y + gap + 1)):
-            for xx in range(max(0, x - gap), min(width, x + gap + 1)):
-                if city_owner_at[yy * width + xx] >= 0:
-                    free = False
-        if free:
-            out[n] = codes.BUILD_CITY
-            n += 1
-    if unit_settlers[kind]:
-        imp = improvements[tile]
-        if irrigable[tile] and not imp & _IRRIGATION and no_city_here:
-            ok = water_source[tile]
-            for d in range(0, 8, 2):  # the cardinal directions
-                nb = neighbors[tile, d]
-                if nb >= 0 and improvements[nb] & _IRRIGATION:
-                    ok = True
-            if ok:
-                out[n] = codes.IRRIGATE
+    if UK[kind, UK_CITIES] and can_found_city(tile, T, TI, MS):
+        out[n] = codes.BUILD_CITY
+        n += 1
+    if UK[kind, UK_SETTLERS]:
+        for code in (codes.IRRIGATE, codes.MINE, codes.BUILD_ROAD):
+            if can_work(tile, code, T, NB, TI):
+                out[n] = code
                 n += 1
-        if minable[tile] and not imp & _MINE and no_city_here:
-            out[n] = codes.MINE
-            n += 1
-        if roadable[tile] and not imp & _ROAD and not river[tile] and no_city_here:
-            out[n] = codes.BUILD_ROAD
-            n += 1
     out[n] = codes.WAIT
     return n + 1
 
 
 @njit(cache=True)
-def player_actions(player, unit_owner, unit_kind, unit_tile, unit_activity, city_owner,
-                   city_buildings, techs, neighbors, land, river, water_source, irrigable,
-                   minable, roadable, width, height, gap, improvements, occupant, military,
-                   city_owner_at, unit_military, unit_can_attack, unit_can_fortify, unit_cities,
-                   unit_settlers, item_tech, n_units, tech_reqs, research0):
-    """(codes, offsets, rows): agent a's actions are codes[offsets[a]:offsets[a + 1]]; rows[a]
-    is -1 for the civilization, else the city's or unit's row (cities first, then units; a
-    unit's row is its index plus the number of cities)."""
-    n_cities = city_owner.shape[0]
-    n_items = item_tech.shape[0]
-    n_techs = techs.shape[1]
-    size = n_techs + 1 + n_cities * n_items + unit_owner.shape[0] * 22
-    out = np.empty(size, np.int64)
-    offsets = np.empty(1 + n_cities + unit_owner.shape[0] + 1, np.int64)
-    rows = np.empty(offsets.shape[0] - 1, np.int64)
+def researchable(PL, TR, player, t):
+    if PL[player, PL_T0 + t]:
+        return False
+    for k in range(1, TR.shape[1]):
+        r = TR[t, k]
+        if r >= 0 and not PL[player, PL_T0 + r]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def buildable(C, PL, IT, n_units, b0, c, item):
+    """Item `item` in city row `c`: its tech known, not a building the city has."""
+    tech = IT[item, IT_TECH]
+    if tech >= 0 and not PL[C[c, C_OWNER], PL_T0 + tech]:
+        return False
+    return item < n_units or not C[c, b0 + item - n_units]
+
+
+@njit(cache=True)
+def player_actions(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT, TR, PR, player):
+    """(codes, offsets, kinds, rows): agent a is (kinds[a], rows[a]) (CIV and the player, or
+    CITY or UNIT and its row), its actions codes[offsets[a]:offsets[a + 1]]."""
+    nc, nu = G[G_NC], G[G_NU]
+    n_items, n_techs = IT.shape[0], TR.shape[0]
+    n_units, b0 = PR[PR_N_UNITS], C_W0 + RAD.shape[1]
+    out = np.empty(n_techs + 1 + nc * n_items + nu * 22, np.int64)
+    offsets = np.empty(2 + nc + nu, np.int64)
+    kinds = np.empty(1 + nc + nu, np.int64)
+    rows = np.empty(1 + nc + nu, np.int64)
     n = 0
-    a = 0
-    offsets[0] = 0
-    # the civilization: research choices, or wait
     for t in range(n_techs):
-        if techs[player, t]:
-            continue
-        ok = True
-        for r in tech_reqs[t]:
-            if r >= 0 and not techs[player, r]:
-                ok = False
-        if ok:
-            out[n] = research0 + t
+        if researchable(PL, TR, player, t):
+            out[n] = PR[PR_RESEARCH0] + t
             n += 1
     if n == 0:
-        out[n] = codes.WAIT
-        n += 1
-    rows[a] = -1
-    a += 1
-    offsets[a] = n
-    for c in range(n_cities):
-        if city_owner[c] != player:
+        out[0] = codes.WAIT
+        n = 1
+    offsets[0], offsets[1], kinds[0], rows[0] = 0, n, CIV, player
+    a = 1
+    for c in range(nc):
+        if not C[c, C_ALIVE] or C[c, C_OWNER] != player:
             continue
         for i in range(n_items):
-            tech = item_tech[i]
-            if tech >= 0 and not techs[player, tech]:
-                continue
-            if i >= n_units and city_buildings[c, i - n_units]:
-                continue
-            out[n] = codes.BUILD0 + i
-            n += 1
-        rows[a] = c
+            if buildable(C, PL, IT, n_units, b0, c, i):
+                out[n] = codes.BUILD0 + i
+                n += 1
+        kinds[a], rows[a] = CITY, c
         a += 1
         offsets[a] = n
-    for u in range(unit_owner.shape[0]):
-        if unit_owner[u] != player or _BUSY_LOW <= unit_activity[u] <= _BUSY_HIGH:
+    for u in range(nu):
+        if (not U[u, U_ALIVE] or U[u, U_OWNER] != player
+                or _BUSY_LOW <= U[u, U_ACT] <= _BUSY_HIGH):
             continue
-        n = _unit_actions(out, n, unit_kind[u], unit_tile[u], player, unit_activity[u],
-                          neighbors, land, river, water_source, irrigable, minable, roadable,
-                          width, height, gap, improvements, occupant, military, city_owner_at,
-                          unit_military, unit_can_attack, unit_can_fortify, unit_cities,
-                          unit_settlers)
-        rows[a] = n_cities + u
+        n = unit_actions(out, n, U[u, U_KIND], U[u, U_TILE], player, U[u, U_ACT], T, NB, TI,
+                         MS, UK)
+        kinds[a], rows[a] = UNIT, u
         a += 1
         offsets[a] = n
-    return out[:n], offsets[:a + 1], rows[:a]
+    return out[:n], offsets[:a + 1], kinds[:a], rows[:a]
+
+
+def actions_of(b: Board, mk, rk, player: int):
+    """`player_actions` of board `b`."""
+    return player_actions(b.U, b.C, b.PL, b.T, b.G, mk.NB, mk.TI, mk.RAD, mk.MS, rk.UK, rk.IT,
+                          rk.TR, rk.PR, player)
 
 
 def agents_with_actions(s, player: int) -> list[tuple[str, list]]:
-    """`legal.agents_with_actions(s, player)` computed by the compiled kernel from `s`'s arrays
-    (the differential tests' and the benchmark's entry point)."""
-    arrays = state_arrays(s)
-    return decode(s, arrays, player, *actions_of(s, arrays, player))
+    """`legal.agents_with_actions(s, player)` computed by the compiled kernel on `s` packed
+    into a board (the differential tests' and the benchmark's entry point)."""
+    b = pack(s)
+    return decode(s, b, player, *actions_of(b, map_consts(s), rule_consts(s), player))
 
 
-def actions_of(s, st, player: int):
-    """The kernel's (codes, offsets, rows) for `player` in state arrays `st` of `s`."""
-    m, r = map_arrays(s.map, s.tables), rule_arrays(s.game)
-    return player_actions(player, st.unit_owner, st.unit_kind, st.unit_tile, st.unit_activity,
-                          st.city_owner, st.city_buildings, st.techs, m.neighbors, m.land,
-                          m.river, m.water_source, m.irrigable, m.minable, m.roadable, m.width,
-                          m.height, m.min_dist_gap, st.improvements, st.occupant, st.military,
-                          st.city_owner_at, r.unit_military, r.unit_can_attack,
-                          r.unit_can_fortify, r.unit_cities, r.unit_settlers, r.item_tech,
-                          r.n_units, r.tech_reqs, codes.research0(s.tables))  # fmt: skip
-
-
-def decode(s, st, player: int, out, offsets, rows) -> list[tuple[str, list]]:
+def decode(s, b: Board, player: int, out, offsets, kinds, rows) -> list[tuple[str, list]]:
     """The kernel's codes as (agent id, [Action, ...]) pairs."""
     table = codes.action_table(s.tables)
-    n_cities = st.city_id.shape[0]
     agents = []
-    for a, row in enumerate(rows.tolist()):
-        if row < 0:
+    for a, (kind, row) in enumerate(zip(kinds.tolist(), rows.tolist(), strict=True)):
+        if kind == CIV:
             agent = f"civ:{player}"
-        elif row < n_cities:
-            agent = f"city:{int(st.city_id[row])}"
+        elif kind == CITY:
+            agent = f"city:{int(b.C[row, 0])}"
         else:
-            agent = f"unit:{int(st.unit_id[row - n_cities])}"
+            agent = f"unit:{int(b.U[row, U_ID])}"
         agents.append((agent, [table[c] for c in out[offsets[a]:offsets[a + 1]].tolist()]))
     return agents

@@ -1,0 +1,141 @@
+"""Whole turns on a board in one compiled call: every player's choice from the turn's starting
+state, the actions applied in `player_order`, then the end of turn, as `runner.play_game` plays
+them. A call from Python into numba costs about 10 microseconds, so Python calls turns, not
+rules.
+
+Players here are uniformly random (`policies.RandomPolicy`: one draw per agent, an agent's
+action `acts[int(r * len(acts))]`), drawing from the caller's generator, which advances as the
+reference's would: a board played here and a reference state played with the same generator
+reach the same position.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from nlmcs.games.civ.compiled.board import (
+    C_ALIVE,
+    C_TILE,
+    G_NC,
+    G_NU,
+    G_OVER,
+    G_TURN,
+    T_CITY,
+    U_ALIVE,
+    Board,
+    grown,
+    map_consts,
+    pack,
+    rule_consts,
+    unpack,
+)
+from nlmcs.games.civ.compiled.legal import CITY, UNIT, player_actions
+from nlmcs.games.civ.compiled.rules import apply_city, apply_civ, apply_unit
+from nlmcs.games.civ.compiled.turn import end_turn
+
+
+@njit(cache=True)
+def random_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT, TR, PR, player, rng):
+    """`RandomPolicy.joint_action`: (kinds, rows, codes) of the player's agents, code -1 for
+    an agent without actions."""
+    out, offsets, kinds, rows = player_actions(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT, TR, PR,
+                                               player)
+    draws = rng.random(kinds.shape[0])
+    chosen = np.empty(kinds.shape[0], np.int64)
+    for a in range(kinds.shape[0]):
+        k = offsets[a + 1] - offsets[a]
+        chosen[a] = out[offsets[a] + int(draws[a] * k)] if k > 0 else -1
+    return kinds, rows, chosen
+
+
+@njit(cache=True)
+def _room(U, C, G):
+    """Room for one turn: a unit per living city (production) and a city per living unit."""
+    cities = 0
+    for c in range(G[G_NC]):
+        cities += C[c, C_ALIVE]
+    units = 0
+    for u in range(G[G_NU]):
+        units += U[u, U_ALIVE]
+    return U.shape[0] - G[G_NU] >= cities and C.shape[0] - G[G_NC] >= units
+
+
+@njit(cache=True)
+def compact(U, C, T, G):
+    """Drop dead rows, keeping the living ones in order (and the tiles' city rows right)."""
+    n = 0
+    for u in range(G[G_NU]):
+        if U[u, U_ALIVE]:
+            U[n] = U[u]
+            n += 1
+    U[n:] = 0
+    G[G_NU] = n
+    n = 0
+    for c in range(G[G_NC]):
+        if C[c, C_ALIVE]:
+            C[n] = C[c]
+            T[C[n, C_TILE], T_CITY] = n
+            n += 1
+    C[n:] = 0
+    G[G_NC] = n
+
+
+@njit(cache=True)
+def play_random_turns(b, mk, rk, rng, turns):
+    """Play up to `turns` turns of random players on board `b`; returns the turns played:
+    fewer when the game ends or the board needs more rows than it has (grow it, call again)."""
+    U, C, PL, T, G = b
+    NB, TI, RAD, OUT, MS = mk
+    UK, UF, IT, TR, BU, TT, TF, VP, PR = rk
+    n_players = PL.shape[0]
+    played = 0
+    while played < turns and not G[G_OVER]:
+        if not _room(U, C, G):
+            compact(U, C, T, G)
+            if not _room(U, C, G):
+                return played
+        kinds = [np.empty(0, np.int64) for _ in range(n_players)]
+        rows = [np.empty(0, np.int64) for _ in range(n_players)]
+        chosen = [np.empty(0, np.int64) for _ in range(n_players)]
+        for p in range(n_players):
+            kinds[p], rows[p], chosen[p] = random_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT,
+                                                         TR, PR, p, rng)
+        turn = G[G_TURN]
+        for i in range(n_players):
+            p = (turn + i) % n_players
+            for a in range(kinds[p].shape[0]):
+                code, row = chosen[p][a], rows[p][a]
+                if G[G_OVER] or code < 0:
+                    continue
+                if kinds[p][a] == UNIT:
+                    apply_unit(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TT, TF, VP, PR, row,
+                               code, rng)
+                elif kinds[p][a] == CITY:
+                    apply_city(C, PL, RAD, IT, PR, row, code)
+                else:
+                    apply_civ(PL, TR, PR, row, code)
+        end_turn(U, C, PL, T, G, NB, TI, RAD, OUT, MS, UK, IT, TR, BU, TT, PR)
+        played += 1
+    return played
+
+
+def play_random(b: Board, like, turns: int, rng: np.random.Generator) -> tuple[Board, int]:
+    """`play_random_turns` until `turns` are played or the game ends, growing the board when it
+    runs out of rows; `like` is a reference state of the game (its map and rules). Returns the
+    board (a new one if it grew) and the turns played."""
+    mk, rk = map_consts(like), rule_consts(like)
+    played = 0
+    while played < turns and not b.G[G_OVER]:
+        played += play_random_turns(b, mk, rk, rng, turns - played)
+        if played < turns and not b.G[G_OVER]:
+            b = grown(b, 2 * b.U.shape[0] + 16, 2 * b.C.shape[0] + 16)
+    return b, played
+
+
+def random_game(state, turns: int, rng: np.random.Generator):
+    """Play `turns` turns (fewer if the game ends) of random players from reference state
+    `state` on the compiled engine; returns the reference state it ends in (`state` is not
+    changed) and the turns played."""
+    b, played = play_random(pack(state), state, turns, rng)
+    return unpack(b, state), played
