@@ -19,14 +19,16 @@ FIGURES = ("map_tiles", "start_turn", "start_units", "start_cities", "rollouts",
            "simulated_turns", "turns_per_second", "agent_decisions_per_second",
            "turns_per_second_vs_builtin_ai", "clone_microseconds", "peak_rss_mib",
            "legal_us_reference", "legal_us_compiled", "legal_us_compiled_kernel",
-           "turns_per_second_compiled", "compiled_speedup", "clone_microseconds_compiled")
+           "turns_per_second_compiled", "compiled_speedup", "clone_microseconds_compiled",
+           "turns_per_second_vs_builtin_ai_compiled", "compiled_speedup_vs_builtin_ai")
 """What `bench_engine` returns, in order (the columns of `nlmcs bench engine --out`). The
 `legal_us_*` figures time listing every agent's legal actions for both players at the start
 position: the Python reference, the compiled kernel with the conversion of the Python state to
 a board, and the kernel alone (what it costs once the state lives on a board). The `*_compiled`
 figures are the same random roll-outs played by the compiled engine (a board copied per
-roll-out, its turns in one call); `compiled_speedup` divides its turns per second by the
-reference's, both measured in this run."""
+roll-out, its turns in one call), with random players and with the built-in AI moving the
+opponent; a `compiled_speedup*` divides the compiled turns per second by the reference's, both
+measured in this run."""
 
 
 def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: int = 0,
@@ -62,7 +64,9 @@ def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: i
     ai_turns, _, ai_elapsed = run(ai_pols, max(1, rollouts // 4))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before numba is loaded
     legal = legal_microseconds(root)
-    compiled = compiled_rollouts(root, rollouts=rollouts, depth=depth, seed=seed)
+    compiled = compiled_rollouts(root, [policy] * n, rollouts=rollouts, depth=depth, seed=seed)
+    compiled_ai = compiled_rollouts(root, ai_pols, rollouts=max(1, rollouts // 4), depth=depth,
+                                    seed=seed)
     return {
         "map_tiles": game.config.width * game.config.height,
         "start_turn": root.turn,
@@ -80,23 +84,26 @@ def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: i
         "turns_per_second_compiled": compiled["turns_per_second"],
         "compiled_speedup": compiled["turns_per_second"] / (turns / elapsed),
         "clone_microseconds_compiled": compiled["clone_microseconds"],
+        "turns_per_second_vs_builtin_ai_compiled": compiled_ai["turns_per_second"],
+        "compiled_speedup_vs_builtin_ai": compiled_ai["turns_per_second"] / (ai_turns / ai_elapsed),
     }
 
 
-def compiled_rollouts(root, *, rollouts: int, depth: int, seed: int) -> dict[str, float]:
-    """The random roll-outs of `bench_engine` on the compiled engine: turns per second (a board
-    copy per roll-out included) and the copy's microseconds."""
-    from nlmcs.games.civ.compiled.board import copy, map_consts, pack, rule_consts
-    from nlmcs.games.civ.compiled.play import play_random_turns
+def compiled_rollouts(root, policies, *, rollouts: int, depth: int,
+                      seed: int) -> dict[str, float]:
+    """`bench_engine`'s roll-outs of `policies` on the compiled engine: turns per second (a
+    board copy per roll-out included) and the copy's microseconds."""
+    from nlmcs.games.civ.compiled.board import copy, pack
+    from nlmcs.games.civ.compiled.play import Engine
 
     board = pack(root, spare=64)
-    mk, rk = map_consts(root), rule_consts(root)
+    engine = Engine(root, policies)
     rng = np.random.default_rng(seed)
-    play_random_turns(copy(board), mk, rk, rng, depth)  # compile, or load the machine code
+    engine.play(copy(board), depth, rng)  # compile, or load the machine code
     turns = 0
     t0 = time.perf_counter()
     for _ in range(rollouts):
-        turns += play_random_turns(copy(board), mk, rk, rng, depth)
+        turns += engine.play(copy(board), depth, rng)[1]
     elapsed = time.perf_counter() - t0
     t0 = time.perf_counter()
     for _ in range(1000):

@@ -9,9 +9,10 @@ import pytest
 
 from nlmcs.games.civ import CivConfig, CivGame, serialize
 from nlmcs.games.civ import legal as reference
+from nlmcs.games.civ.ai import BuiltinAI
 from nlmcs.games.civ.compiled import legal as compiled
 from nlmcs.games.civ.compiled.board import PL_KILLED, copy, pack, unpack
-from nlmcs.games.civ.compiled.play import play_random, random_game
+from nlmcs.games.civ.compiled.play import Engine, play_game
 
 PLAYERS = {"builtin": ("builtin:normal", "builtin:normal"), "mixed": ("builtin:hard", "random")}
 
@@ -92,30 +93,58 @@ GAMES = [("tiny", {}, range(12)), ("small", {}, range(8)), ("default", {}, range
          ("small", {"num_players": 3}, range(3)), ("tiny", {"num_players": 4}, range(3))]
 
 
-@pytest.mark.parametrize("preset,overrides,seeds", GAMES)
-def test_random_players_play_the_same_games_on_both_engines(preset, overrides, seeds):
-    """Every turn: the whole state (units, cities, players, tiles, turn, winner) equal, and the
-    two generators at the same point of their stream."""
-    game = CivGame(CivConfig.preset(preset, **overrides))
-    policy = game.policy("random")
+def _same_games(game, policies, seeds) -> tuple[int, int]:
+    """Play each seed's game on both engines turn by turn; every turn the whole state (units,
+    cities, players, tiles, turn, winner) is equal and both generators are at the same point
+    of their stream. Returns (turns, units killed)."""
     kills = turns = 0
     for seed in seeds:
         ref = game.new_initial_state(seed)
+        engine = Engine(ref, policies)
         board = pack(ref, spare=0)  # no spare rows: growing the board is exercised too
         r_ref, r_fast = np.random.default_rng(seed), np.random.default_rng(seed)
         while not ref.is_terminal():
-            joint = {p: policy.joint_action(ref, p, r_ref) for p in range(ref.num_players)}
+            joint = {p: policies[p].joint_action(ref, p, r_ref) for p in range(ref.num_players)}
             ref.apply_joint_actions(joint, r_ref)
-            board, played = play_random(board, ref, 1, r_fast)
+            board, played = engine.play(board, 1, r_fast)
             turns += played
             want, got = serialize.state_to_json(ref), serialize.state_to_json(unpack(board, ref))
-            where = f"{preset} {overrides} seed {seed} turn {ref.turn}"
+            names = [getattr(p, "name", "?") for p in policies]
+            where = f"{game.config} {names} seed {seed} turn {ref.turn}"
             assert want == got, f"{where}: {_field_difference(want, got)}"
             assert r_ref.bit_generator.state == r_fast.bit_generator.state, where
         kills += int(board.PL[:, PL_KILLED].sum())
+    return turns, kills
+
+
+@pytest.mark.parametrize("preset,overrides,seeds", GAMES)
+def test_random_players_play_the_same_games_on_both_engines(preset, overrides, seeds):
+    game = CivGame(CivConfig.preset(preset, **overrides))
+    turns, kills = _same_games(game, [game.policy("random")] * game.num_players, seeds)
     assert turns >= 100 * len(seeds) or preset == "tiny"
     if preset in ("tiny", "small") and not overrides:
         assert kills > 0  # combat was compared
+
+
+AI_GAMES = [("tiny", {}, range(4), ("builtin:normal", "builtin:normal")),
+            ("small", {}, range(4), ("builtin:hard", "random")),
+            ("small", {}, range(3), ("builtin:easy", "builtin:hard")),
+            ("default", {}, range(2), ("builtin:normal", "builtin:hard")),
+            ("small", {"variant": "sacred-terrain"}, range(3), ("rule:normal", "builtin:normal")),
+            ("small", {"num_players": 3}, range(2), ("builtin:normal", "random", "builtin:hard"))]
+
+
+@pytest.mark.parametrize("preset,overrides,seeds,players", AI_GAMES)
+def test_the_builtin_ai_plays_the_same_games_on_both_engines(preset, overrides, seeds, players):
+    """Every level, against itself, another level and a random player, and the AI that knows
+    the variant's rule ("rule:")."""
+    game = CivGame(CivConfig.preset(preset, **overrides))
+    policies = [BuiltinAI(p.split(":")[1], knows_rule=True) if p.startswith("rule:")
+                else game.policy(p) for p in players]
+    turns, kills = _same_games(game, policies, seeds)
+    assert turns >= 60 * len(seeds)
+    if "random" in players:
+        assert kills > 0  # the AI's attacks at good odds were compared
 
 
 def test_a_random_game_from_a_midgame_position_matches_and_leaves_the_start_alone():
@@ -128,7 +157,7 @@ def test_a_random_game_from_a_midgame_position_matches_and_leaves_the_start_alon
     rng = np.random.default_rng(9)
     for _ in range(20):
         ref.apply_joint_actions({p: policy.joint_action(ref, p, rng) for p in range(2)}, rng)
-    end, played = random_game(start, 20, np.random.default_rng(9))
+    end, played = play_game(start, [policy, policy], 20, np.random.default_rng(9))
     assert played == 20
     assert serialize.state_to_json(end) == serialize.state_to_json(ref)
     assert serialize.state_to_json(start) == before

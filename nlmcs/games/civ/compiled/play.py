@@ -3,10 +3,11 @@ state, the actions applied in `player_order`, then the end of turn, as `runner.p
 them. A call from Python into numba costs about 10 microseconds, so Python calls turns, not
 rules.
 
-Players here are uniformly random (`policies.RandomPolicy`: one draw per agent, an agent's
-action `acts[int(r * len(acts))]`), drawing from the caller's generator, which advances as the
+A seat is a uniformly random player (`policies.RandomPolicy`: one draw per agent, an agent's
+action `acts[int(r * len(acts))]`) or the built-in AI (`compiled.ai`, any level, knowing the
+variant's rule or not). Chance draws from the caller's generator, which advances as the
 reference's would: a board played here and a reference state played with the same generator
-reach the same position.
+and the same players reach the same position.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from nlmcs.games.civ.ai import BuiltinAI
+from nlmcs.games.civ.compiled.ai import LEVELS, ai_map, ai_rule, no_ai_map, plan
 from nlmcs.games.civ.compiled.board import (
     C_ALIVE,
     C_TILE,
@@ -21,6 +24,7 @@ from nlmcs.games.civ.compiled.board import (
     G_NU,
     G_OVER,
     G_TURN,
+    MS_SACRED,
     T_CITY,
     U_ALIVE,
     Board,
@@ -33,6 +37,10 @@ from nlmcs.games.civ.compiled.board import (
 from nlmcs.games.civ.compiled.legal import CITY, UNIT, player_actions
 from nlmcs.games.civ.compiled.rules import apply_city, apply_civ, apply_unit
 from nlmcs.games.civ.compiled.turn import end_turn
+from nlmcs.games.civ.policies import RandomPolicy
+
+RANDOM = -1
+"""A seat's level for a random player (built-in AI levels index `ai.LEVELS`)."""
 
 
 @njit(cache=True)
@@ -82,12 +90,15 @@ def compact(U, C, T, G):
 
 
 @njit(cache=True)
-def play_random_turns(b, mk, rk, rng, turns):
-    """Play up to `turns` turns of random players on board `b`; returns the turns played:
-    fewer when the game ends or the board needs more rows than it has (grow it, call again)."""
+def play_turns(b, mk, rk, am, ar, seats, rng, turns):
+    """Play up to `turns` turns on board `b`, player p seated as `seats[p]` = (level, knows the
+    rule): level RANDOM or a built-in AI level. Returns the turns played: fewer when the game
+    ends or the board needs more rows than it has (grow it and call again)."""
     U, C, PL, T, G = b
     NB, TI, RAD, OUT, MS = mk
     UK, UF, IT, TR, BU, TT, TF, VP, PR = rk
+    DIST, VALUES, SITES = am
+    AU, AT, NAMES, LV, LF, RESEARCH = ar
     n_players = PL.shape[0]
     played = 0
     while played < turns and not G[G_OVER]:
@@ -99,8 +110,15 @@ def play_random_turns(b, mk, rk, rng, turns):
         rows = [np.empty(0, np.int64) for _ in range(n_players)]
         chosen = [np.empty(0, np.int64) for _ in range(n_players)]
         for p in range(n_players):
-            kinds[p], rows[p], chosen[p] = random_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT,
-                                                         TR, PR, p, rng)
+            if seats[p, 0] == RANDOM:
+                kinds[p], rows[p], chosen[p] = random_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK,
+                                                             IT, TR, PR, p, rng)
+            else:
+                sacred = MS[MS_SACRED] if seats[p, 1] else -1
+                kinds[p], rows[p], chosen[p] = plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT,
+                                                    TR, TF, VP, PR, DIST, VALUES, SITES, AU, AT,
+                                                    NAMES, LV, LF, RESEARCH, p, seats[p, 0],
+                                                    sacred)
         turn = G[G_TURN]
         for i in range(n_players):
             p = (turn + i) % n_players
@@ -120,22 +138,46 @@ def play_random_turns(b, mk, rk, rng, turns):
     return played
 
 
-def play_random(b: Board, like, turns: int, rng: np.random.Generator) -> tuple[Board, int]:
-    """`play_random_turns` until `turns` are played or the game ends, growing the board when it
-    runs out of rows; `like` is a reference state of the game (its map and rules). Returns the
-    board (a new one if it grew) and the turns played."""
-    mk, rk = map_consts(like), rule_consts(like)
-    played = 0
-    while played < turns and not b.G[G_OVER]:
-        played += play_random_turns(b, mk, rk, rng, turns - played)
-        if played < turns and not b.G[G_OVER]:
-            b = grown(b, 2 * b.U.shape[0] + 16, 2 * b.C.shape[0] + 16)
-    return b, played
+def seats_of(policies) -> np.ndarray:
+    """The seats of reference players (`RandomPolicy`, `BuiltinAI`), one row per player; a
+    ValueError names a player the compiled engine does not have."""
+    out = np.zeros((len(policies), 2), dtype=np.int64)
+    for p, policy in enumerate(policies):
+        if isinstance(policy, RandomPolicy):
+            out[p] = (RANDOM, 0)
+        elif isinstance(policy, BuiltinAI):
+            out[p] = (LEVELS.index(policy.level_name), policy.knows_rule)
+        else:
+            name = getattr(policy, "name", type(policy).__name__)
+            raise ValueError(f"the compiled engine has no player {name!r}")
+    return out
 
 
-def random_game(state, turns: int, rng: np.random.Generator):
-    """Play `turns` turns (fewer if the game ends) of random players from reference state
-    `state` on the compiled engine; returns the reference state it ends in (`state` is not
-    changed) and the turns played."""
-    b, played = play_random(pack(state), state, turns, rng)
+class Engine:
+    """The compiled engine's constants for one game and map, and its players' seats: what a
+    caller that plays many roll-outs from one position keeps (`like` is a reference state of
+    that game and map)."""
+
+    def __init__(self, like, policies):
+        self.seats = seats_of(policies)
+        self.mk, self.rk, self.ar = map_consts(like), rule_consts(like), ai_rule(like)
+        self.am = ai_map(like) if (self.seats[:, 0] != RANDOM).any() else no_ai_map()
+
+    def play(self, b: Board, turns: int, rng: np.random.Generator) -> tuple[Board, int]:
+        """Play `turns` turns or until the game ends, growing the board when it runs out of
+        rows; returns the board (a new one if it grew) and the turns played."""
+        played = 0
+        while played < turns and not b.G[G_OVER]:
+            played += play_turns(b, self.mk, self.rk, self.am, self.ar, self.seats, rng,
+                                 turns - played)
+            if played < turns and not b.G[G_OVER]:
+                b = grown(b, 2 * b.U.shape[0] + 16, 2 * b.C.shape[0] + 16)
+        return b, played
+
+
+def play_game(state, policies, turns: int, rng: np.random.Generator):
+    """Play `turns` turns (fewer if the game ends) of `policies` from reference state `state`
+    on the compiled engine; returns the reference state it ends in (`state` is not changed)
+    and the turns played."""
+    b, played = Engine(state, policies).play(pack(state), turns, rng)
     return unpack(b, state), played
