@@ -38,8 +38,10 @@ class MatchSummary:
 
 
 def play_matches(*, game: Game, players: tuple[str, str], games: int, turns: int,
-                 seed: int = 0, out: str | Path | None = None, progress=None) -> MatchSummary:
-    """Game k is played from seed + k with sides swapped on odd k."""
+                 seed: int = 0, out: str | Path | None = None, progress=None,
+                 engine: str = "compiled") -> MatchSummary:
+    """Game k is played from seed + k with sides swapped on odd k, on `engine`
+    (`runner.play_game`)."""
     rows: list[dict] = []
     wins = {players[0]: 0, players[1]: 0}
     draws = 0
@@ -48,7 +50,7 @@ def play_matches(*, game: Game, players: tuple[str, str], games: int, turns: int
         path.parent.mkdir(parents=True, exist_ok=True)
     try:
         for k in range(games):
-            draws += _play_one(game, players, k, seed, turns, rows, wins)
+            draws += _play_one(game, players, k, seed, turns, rows, wins, engine)
             if path is not None:
                 _write_csv(path, rows)
             if progress is not None:
@@ -63,11 +65,11 @@ def play_matches(*, game: Game, players: tuple[str, str], games: int, turns: int
 
 
 def _play_one(game: Game, players: tuple[str, str], k: int, seed: int, turns: int,
-              rows: list[dict], wins: dict[str, int]) -> int:
+              rows: list[dict], wins: dict[str, int], engine: str) -> int:
     """Play game k, add its row and its winner's win; returns 1 for a draw, else 0."""
     order = players if k % 2 == 0 else (players[1], players[0])
     pols = {0: game.policy(order[0]), 1: game.policy(order[1])}
-    r = play_game(game, pols, seed=seed + k, max_turns=turns)
+    r = play_game(game, pols, seed=seed + k, max_turns=turns, engine=engine)
     name = order[r.winner] if r.winner is not None else ""
     if name:
         wins[name] += 1

@@ -161,6 +161,12 @@ class Game(abc.ABC):
         None when the game does not list them (the text reader then knows no vocabulary)."""
         return None
 
+    def compiled_players(self, state: State, policies: Sequence[Policy]):
+        """An engine that plays these players from `state` in compiled code, the same games as
+        the reference loop (`runner.play_game`), or None where the game has none for them. It
+        has `play_in_place(state, turns, rng) -> turns played`."""
+        return None
+
 
 class Policy(Protocol):
     """Anything that picks a joint action for one player (built-in AI, random, a planner)."""

@@ -19,6 +19,10 @@ import numpy as np
 
 from nlmcs.games.base import Action, AgentId, Game, Policy, State
 
+ENGINES = ("compiled", "python")
+"""`play_game`'s engines: compiled where the game has the players in compiled code, else (and
+always with "python") the reference loop below."""
+
 
 @dataclass
 class GameResult:
@@ -94,12 +98,18 @@ def play_game(
     hooks: Sequence[GameHook] = (),
     state: State | None = None,
     rng: np.random.Generator | None = None,
+    engine: str = "compiled",
 ) -> GameResult:
     """Play from the seeded start (or `state`) until the game ends or `max_turns` more turns.
 
     All chance, the players' included, draws from one generator (`rng`, by default one seeded
-    with `seed`), so a game replays exactly.
+    with `seed`), so a game replays exactly. With `engine` "compiled" (the default) a game
+    without hooks between players the game has in compiled code (the civ game's random player
+    and built-in AI) is played there: the same game, the generator left where this loop would
+    leave it; "python" always plays it here.
     """
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
     rng = rng if rng is not None else np.random.default_rng(seed)
     state = state if state is not None else game.new_initial_state(seed)
     n = state.num_players
@@ -111,7 +121,12 @@ def play_game(
         h.on_start(game, state, seed, meta)
     watchers = [h for h in hooks if watches_decisions(h)]
     played = 0
-    while not state.is_terminal() and (max_turns is None or played < max_turns):
+    fast = None
+    if engine == "compiled" and not hooks and not state.is_terminal():
+        fast = game.compiled_players(state, [policies[p] for p in range(n)])
+    if fast is not None:
+        played = fast.play_in_place(state, max_turns, rng)
+    while fast is None and not state.is_terminal() and (max_turns is None or played < max_turns):
         for h in hooks:
             h.on_turn(state)
         joint = {}

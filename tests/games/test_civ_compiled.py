@@ -4,6 +4,8 @@ state. A divergence names the preset, seed, turn and the first field that differ
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -12,7 +14,9 @@ from nlmcs.games.civ import legal as reference
 from nlmcs.games.civ.ai import BuiltinAI
 from nlmcs.games.civ.compiled import legal as compiled
 from nlmcs.games.civ.compiled.board import PL_KILLED, copy, pack, unpack
-from nlmcs.games.civ.compiled.play import Engine, play_game
+from nlmcs.games.civ.compiled.play import Engine
+from nlmcs.games.civ.convert import convert_freeciv_ruleset, write_ruleset
+from nlmcs.games.runner import ENGINES, play_game
 
 PLAYERS = {"builtin": ("builtin:normal", "builtin:normal"), "mixed": ("builtin:hard", "random")}
 
@@ -147,7 +151,7 @@ def test_the_builtin_ai_plays_the_same_games_on_both_engines(preset, overrides, 
         assert kills > 0  # the AI's attacks at good odds were compared
 
 
-def test_a_random_game_from_a_midgame_position_matches_and_leaves_the_start_alone():
+def test_a_random_game_from_a_midgame_position_matches():
     game = CivGame(CivConfig.preset("small", max_turns=60))
     start = next(x for i, x in enumerate(_positions("small", 5, PLAYERS["builtin"], 60))
                  if i == 25)
@@ -157,7 +161,46 @@ def test_a_random_game_from_a_midgame_position_matches_and_leaves_the_start_alon
     rng = np.random.default_rng(9)
     for _ in range(20):
         ref.apply_joint_actions({p: policy.joint_action(ref, p, rng) for p in range(2)}, rng)
-    end, played = play_game(start, [policy, policy], 20, np.random.default_rng(9))
+    end = start.clone()
+    played = Engine(start, [policy, policy]).play_in_place(end, 20, np.random.default_rng(9))
     assert played == 20
     assert serialize.state_to_json(end) == serialize.state_to_json(ref)
-    assert serialize.state_to_json(start) == before
+    assert serialize.state_to_json(start) == before  # the clone played, not the start
+
+
+FREECIV_CIV2CIV3 = Path("/usr/share/games/freeciv/civ2civ3")
+
+
+@pytest.mark.skipif(not FREECIV_CIV2CIV3.is_dir(), reason="FreeCiv data not installed")
+def test_a_ruleset_converted_from_freeciv_plays_the_same_games(tmp_path):
+    path = write_ruleset(convert_freeciv_ruleset(FREECIV_CIV2CIV3), tmp_path / "civ2civ3.json")
+    game = CivGame(CivConfig.preset("small", ruleset=str(path)))
+    for players in (("random", "random"), ("builtin:normal", "builtin:easy")):
+        turns, _ = _same_games(game, [game.policy(p) for p in players], range(2))
+        assert turns >= 120
+
+
+@pytest.mark.parametrize("players,turns", [(("builtin:normal", "random"), None),
+                                           (("builtin:hard", "builtin:easy"), 30)])
+def test_play_game_gives_the_same_result_on_either_engine(players, turns):
+    """`runner.play_game` plays scripted players compiled by default: the same result, the
+    same final state (a given `state` advanced in place) and the generator where the
+    reference loop leaves it."""
+    game = CivGame(CivConfig.preset("small", max_turns=60))
+    out = {}
+    for engine in ENGINES:
+        state = game.new_initial_state(4)
+        rng = np.random.default_rng(4)
+        result = play_game(game, {p: game.policy(x) for p, x in enumerate(players)}, seed=4,
+                           max_turns=turns, state=state, rng=rng, engine=engine)
+        out[engine] = (result, serialize.state_to_json(state), rng.random())
+    assert out["compiled"] == out["python"]
+    assert out["python"][0].played == (turns or 60)
+
+
+def test_players_the_compiled_engine_lacks_play_on_the_reference():
+    game = CivGame(CivConfig.preset("tiny", max_turns=5))
+    assert game.compiled_players(game.new_initial_state(0),
+                                 [game.policy("greedy"), game.policy("random")]) is None
+    result = play_game(game, {0: game.policy("greedy"), 1: game.policy("builtin")}, seed=0)
+    assert result.finished and result.turns == 5

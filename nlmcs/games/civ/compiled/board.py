@@ -206,7 +206,11 @@ def grown(b: Board, units: int, cities: int) -> Board:
 def unpack(b: Board, like):
     """A reference `CivState` holding board `b`; `like` (a state of the same game and map)
     gives the shared parts."""
-    s = like.clone()
+    return unpack_into(b, like.clone())
+
+
+def unpack_into(b: Board, s):
+    """Reference state `s` (of the board's game and map) made to hold board `b`; returns it."""
     G = b.G
     s.units, s.tile_units, s.cities, s.city_at = {}, {}, {}, {}
     s.improvements = bytearray(b.T[:, T_IMP].astype(np.uint8).tobytes())
@@ -216,7 +220,7 @@ def unpack(b: Board, like):
             u = Unit(*row[U_ID:U_ALIVE])
             s.units[u.id] = u
             s.tile_units.setdefault(u.tile, []).append(u.id)
-    b0 = C_W0 + map_consts(like).RAD.shape[1]
+    b0 = C_W0 + map_consts(s).RAD.shape[1]
     for row in b.C[:G[G_NC]].tolist():
         if not row[C_ALIVE]:
             continue

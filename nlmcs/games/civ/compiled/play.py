@@ -32,7 +32,7 @@ from nlmcs.games.civ.compiled.board import (
     map_consts,
     pack,
     rule_consts,
-    unpack,
+    unpack_into,
 )
 from nlmcs.games.civ.compiled.legal import CITY, UNIT, player_actions
 from nlmcs.games.civ.compiled.rules import apply_city, apply_civ, apply_unit
@@ -174,10 +174,10 @@ class Engine:
                 b = grown(b, 2 * b.U.shape[0] + 16, 2 * b.C.shape[0] + 16)
         return b, played
 
-
-def play_game(state, policies, turns: int, rng: np.random.Generator):
-    """Play `turns` turns (fewer if the game ends) of `policies` from reference state `state`
-    on the compiled engine; returns the reference state it ends in (`state` is not changed)
-    and the turns played."""
-    b, played = Engine(state, policies).play(pack(state), turns, rng)
-    return unpack(b, state), played
+    def play_in_place(self, state, turns: int | None, rng: np.random.Generator) -> int:
+        """Play reference state `state` on for `turns` turns (None: to the end) and leave it
+        where the game got to; returns the turns played (`Game.compiled_players`)."""
+        limit = turns if turns is not None else max(0, state.max_turns - state.turn) + 1
+        b, played = self.play(pack(state), limit, rng)
+        unpack_into(b, state)
+        return played
