@@ -135,6 +135,11 @@ class State(abc.ABC):
         """A JSON-ready dict; `Game.state_from_json(state.to_json())` rebuilds an equal state."""
 
 
+UNIFORM_ROLLOUT = "uniform-rollout"
+"""Stands for a search's uniform roll-out policy among the players given to
+`Game.compiled_players`: one `rng.integers(len(actions))` draw per agent, agents in order."""
+
+
 class Game(abc.ABC):
     """Fixed description of a game; makes states."""
 
@@ -161,10 +166,12 @@ class Game(abc.ABC):
         None when the game does not list them (the text reader then knows no vocabulary)."""
         return None
 
-    def compiled_players(self, state: State, policies: Sequence[Policy]):
+    def compiled_players(self, state: State, policies: Sequence[Policy | str], first: int = -1):
         """An engine that plays these players from `state` in compiled code, the same games as
         the reference loop (`runner.play_game`), or None where the game has none for them. It
-        has `play_in_place(state, turns, rng) -> turns played`."""
+        has `play_in_place(state, turns, rng) -> turns played`; a player may be
+        `UNIFORM_ROLLOUT`. `first`: the player who chooses first in a turn (the others in seat
+        order after it), as in a search's roll-out; -1: seat order."""
         return None
 
 

@@ -76,6 +76,11 @@ class SearchConfig:
     """text-corpus: weight of the corpus policy added to Q at the root (rewards lie in [0, 1])."""
     log_decisions: bool = option(False, set_by="--log-decisions")
     """Keep a per-step decision record (`Planner.last_log`)."""
+    engine: Literal["compiled", "python"] = "compiled"
+    """Where roll-outs play once no tree or bandit guides the searching player (UCT and flat
+    UCB beyond their trees, with the uniform roll-out policy and a built-in or random
+    opponent): the compiled civ engine, or the Python reference. Both play the same roll-outs,
+    so results do not depend on it (not part of an ablation's identity)."""
 
     def __post_init__(self) -> None:
         check_fields(self, "search option")

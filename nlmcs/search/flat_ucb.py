@@ -17,7 +17,7 @@ import time
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.planner import step_stats
-from nlmcs.search.policies import RolloutPolicy, make_rollout_policy
+from nlmcs.search.policies import RolloutPolicy, UniformRollout, make_rollout_policy
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
 from nlmcs.search.tree import (
     Node,
@@ -40,7 +40,9 @@ class FlatUCBPlanner:
         self.select, self.c = selection(config, prior)
         self.random_policy = rollout_policy or make_rollout_policy(config.rollout,
                                                                    config.type_weights)
-        self.opponents = Opponents(game, config.opponent)
+        self.opponents = Opponents(game, config.opponent, config.engine)
+        uniform = type(self.random_policy) is UniformRollout
+        self.uniform_from = (lambda depth: depth >= 1) if uniform else None
         self.step = 0
         self.last_log: list[dict] = []
         self.last_stats: dict = {}
@@ -69,7 +71,8 @@ class FlatUCBPlanner:
                 return {a: self.random_policy.choose(sim, a, actions, r_rng)
                         for a, actions in sim.agent_actions(player)}
 
-            r = rollout(state, player, move, config=cfg, opponents=self.opponents, rng=r_rng)
+            r = rollout(state, player, move, config=cfg, opponents=self.opponents, rng=r_rng,
+                        uniform_from=self.uniform_from)
             rewards.append(r)
             for agent, action in first.items():
                 roots[agent].add(r)

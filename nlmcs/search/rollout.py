@@ -2,8 +2,11 @@
 
 A roll-out clones the root, lets the searching player's `choose(state, depth)` and every other
 player's scripted policy move for up to `depth` turns (through `nlmcs.games.base.step`), and
-scores the state it ends in. Planners differ only in `choose` (epsilon-greedy on Q, a UCT tree
-walk, a root bandit) and in what they learn from the reward. Roll-out k of real step t draws all
+scores the state it ends in. From the depth where the searching player only draws uniform
+roll-out moves (a tree search beyond its tree), the rest is played in one call to the game's
+compiled engine where it has one for these players (`SearchConfig.engine`): the same turns.
+Planners differ only in `choose` (epsilon-greedy on Q, a UCT tree walk, a root bandit) and in
+what they learn from the reward. Roll-out k of real step t draws all
 its chance from `rollout_rng(seed, t, k)`, so a roll-out's result does not depend on the process
 that runs it.
 """
@@ -14,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from nlmcs.games.base import Game, JointAction, Policy, State, step
+from nlmcs.games.base import UNIFORM_ROLLOUT, Game, JointAction, Policy, State, step
 from nlmcs.search.config import SearchConfig
 
 Chooser = Callable[[State, int], JointAction]
@@ -30,9 +33,10 @@ class Opponents:
     """The scripted policy of every other player inside roll-outs, one per player, made on
     first use and kept for the planner's life (the built-in AI keeps per-player caches)."""
 
-    def __init__(self, game: Game, spec: str):
+    def __init__(self, game: Game, spec: str, engine: str = "python"):
         self.game = game
         self.spec = spec
+        self.engine = engine
         self._policies: dict[int, Policy] = {}
 
     def of(self, state: State, player: int) -> dict[int, Policy]:
@@ -45,16 +49,34 @@ class Opponents:
                 out[p] = self._policies[p]
         return out
 
+    def compiled(self, state: State, player: int):
+        """The game's compiled engine for the rest of a roll-out in which `player` draws
+        uniform roll-out moves and every other player its policy (None where there is none, or
+        with engine "python")."""
+        if self.engine != "compiled":
+            return None
+        others = self.of(state, player)
+        players = [UNIFORM_ROLLOUT if p == player else others[p] for p in range(state.num_players)]
+        return self.game.compiled_players(state, players, first=player)
+
 
 def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
             opponents: Opponents, rng: np.random.Generator,
-            leaf: Callable[[State, int], float] | None = None) -> float:
+            leaf: Callable[[State, int], float] | None = None,
+            uniform_from: Callable[[int], bool] | None = None) -> float:
     """Play one roll-out of at most `config.depth` turns from `root`; return its reward, or,
-    with `leaf` (a value network), `leaf(state, player)` of a state where the game goes on."""
+    with `leaf` (a value network), `leaf(state, player)` of a state where the game goes on.
+    `uniform_from(depth)`: whether, from `depth` on, `choose` would only draw the uniform
+    roll-out policy's moves (then the compiled engine may play the rest)."""
     state = root.clone()
     for depth in range(config.depth):
         if state.is_terminal():
             break
+        if uniform_from is not None and uniform_from(depth):
+            fast = opponents.compiled(state, player)
+            if fast is not None:
+                fast.play_in_place(state, config.depth - depth, rng)
+                break
         step(state, player, choose(state, depth), opponents.of(state, player), rng)
     if leaf is not None and not state.is_terminal():
         return float(leaf(state, player))

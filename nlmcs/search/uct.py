@@ -26,7 +26,7 @@ import numpy as np
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.planner import step_stats
-from nlmcs.search.policies import RolloutPolicy, make_rollout_policy
+from nlmcs.search.policies import RolloutPolicy, UniformRollout, make_rollout_policy
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
 from nlmcs.search.tree import (
     Node,
@@ -55,7 +55,8 @@ class UCTPlanner:
         self.select = select or rule
         self.random_policy = rollout_policy or make_rollout_policy(config.rollout,
                                                                    config.type_weights)
-        self.opponents = Opponents(game, config.opponent)
+        self.opponents = Opponents(game, config.opponent, config.engine)
+        self.uniform = type(self.random_policy) is UniformRollout
         self.step = 0
         self.last_log: list[dict] = []
         self.last_stats: dict = {}
@@ -90,8 +91,11 @@ class UCTPlanner:
                     joint[agent] = action
                 return joint
 
+            def beyond_tree(depth: int, current=current) -> bool:
+                return all(node is None for node in current.values())
+
             r = rollout(state, player, walk, config=cfg, opponents=self.opponents, rng=r_rng,
-                        leaf=self.leaf)
+                        leaf=self.leaf, uniform_from=beyond_tree if self.uniform else None)
             rewards.append(r)
             for path in paths.values():
                 for node in path:

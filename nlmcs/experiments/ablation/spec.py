@@ -180,7 +180,7 @@ class AblationSpec:
         """What must match for games to belong in one run folder (not methods, budgets or the
         number of games: those may grow)."""
         search = self.search.to_dict()
-        for key in ("rollouts", "workers", "log_decisions"):
+        for key in ("rollouts", "workers", "log_decisions", "engine"):
             search.pop(key, None)
         ident = {
             "format": SPEC_FORMAT, "version": __version__, "seed": self.seed,

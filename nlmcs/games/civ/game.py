@@ -144,21 +144,23 @@ class CivGame(Game):
 
         return vocabulary(self.tables)
 
-    def compiled_players(self, state, policies):
-        """The compiled engine (`compiled.play.Engine`) when every player is a random player or
-        the built-in AI (no subclass: one could move differently) and the map is small enough
-        for the AI's tables; else None. numba loads only here."""
+    def compiled_players(self, state, policies, first: int = -1):
+        """The compiled engine (`compiled.play.Engine`) when every player is a random player,
+        the built-in AI (no subclass: one could move differently) or `UNIFORM_ROLLOUT`, and the
+        map is small enough for the AI's tables; else None. numba loads only here."""
+        from nlmcs.games.base import UNIFORM_ROLLOUT
         from nlmcs.games.civ.ai import BuiltinAI
         from nlmcs.games.civ.policies import RandomPolicy
 
-        if not all(type(p) in (RandomPolicy, BuiltinAI) for p in policies):
+        if not all(type(p) in (RandomPolicy, BuiltinAI) or p is UNIFORM_ROLLOUT
+                   for p in policies):
             return None
         from nlmcs.games.civ.compiled.ai import MAX_TILES
         from nlmcs.games.civ.compiled.play import Engine
 
         if state.map.n > MAX_TILES and any(type(p) is BuiltinAI for p in policies):
             return None
-        return Engine(state, policies)
+        return Engine(state, policies, first)
 
     def policy(self, spec: str) -> Policy:
         from nlmcs.games.civ.ai import BuiltinAI

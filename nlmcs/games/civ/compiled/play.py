@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from nlmcs.games.base import UNIFORM_ROLLOUT
 from nlmcs.games.civ.ai import BuiltinAI
 from nlmcs.games.civ.compiled.ai import LEVELS, ai_map, ai_rule, no_ai_map, plan
 from nlmcs.games.civ.compiled.board import (
@@ -39,8 +40,10 @@ from nlmcs.games.civ.compiled.rules import apply_city, apply_civ, apply_unit
 from nlmcs.games.civ.compiled.turn import end_turn
 from nlmcs.games.civ.policies import RandomPolicy
 
-RANDOM = -1
-"""A seat's level for a random player (built-in AI levels index `ai.LEVELS`)."""
+RANDOM, UNIFORM = -1, -2
+"""Seat levels besides the built-in AI's (which index `ai.LEVELS`): a random player
+(`RandomPolicy`), and a search's uniform roll-out policy (`search.policies.UniformRollout`: one
+`integers(len(actions))` draw per agent)."""
 
 
 @njit(cache=True)
@@ -54,6 +57,18 @@ def random_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT, TR, PR, player, rng):
     for a in range(kinds.shape[0]):
         k = offsets[a + 1] - offsets[a]
         chosen[a] = out[offsets[a] + int(draws[a] * k)] if k > 0 else -1
+    return kinds, rows, chosen
+
+
+@njit(cache=True)
+def uniform_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT, TR, PR, player, rng):
+    """A uniform roll-out policy's move for every agent of `player`, as `random_choice`."""
+    out, offsets, kinds, rows = player_actions(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT, TR, PR,
+                                               player)
+    chosen = np.empty(kinds.shape[0], np.int64)
+    for a in range(kinds.shape[0]):
+        k = offsets[a + 1] - offsets[a]
+        chosen[a] = out[offsets[a] + rng.integers(0, k)] if k > 0 else -1
     return kinds, rows, chosen
 
 
@@ -90,10 +105,11 @@ def compact(U, C, T, G):
 
 
 @njit(cache=True)
-def play_turns(b, mk, rk, am, ar, seats, rng, turns):
+def play_turns(b, mk, rk, am, ar, seats, first, rng, turns):
     """Play up to `turns` turns on board `b`, player p seated as `seats[p]` = (level, knows the
-    rule): level RANDOM or a built-in AI level. Returns the turns played: fewer when the game
-    ends or the board needs more rows than it has (grow it and call again)."""
+    rule): level RANDOM, UNIFORM or a built-in AI level. Players choose in seat order, player
+    `first` (unless -1) before the others. Returns the turns played: fewer when the game ends
+    or the board needs more rows than it has (grow it and call again)."""
     U, C, PL, T, G = b
     NB, TI, RAD, OUT, MS = mk
     UK, UF, IT, TR, BU, TT, TF, VP, PR = rk
@@ -109,10 +125,16 @@ def play_turns(b, mk, rk, am, ar, seats, rng, turns):
         kinds = [np.empty(0, np.int64) for _ in range(n_players)]
         rows = [np.empty(0, np.int64) for _ in range(n_players)]
         chosen = [np.empty(0, np.int64) for _ in range(n_players)]
-        for p in range(n_players):
+        for i in range(-1, n_players):
+            p = first if i < 0 else i
+            if p < 0 or (i >= 0 and p == first):
+                continue
             if seats[p, 0] == RANDOM:
                 kinds[p], rows[p], chosen[p] = random_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK,
                                                              IT, TR, PR, p, rng)
+            elif seats[p, 0] == UNIFORM:
+                kinds[p], rows[p], chosen[p] = uniform_choice(U, C, PL, T, G, NB, TI, RAD, MS,
+                                                              UK, IT, TR, PR, p, rng)
             else:
                 sacred = MS[MS_SACRED] if seats[p, 1] else -1
                 kinds[p], rows[p], chosen[p] = plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT,
@@ -139,13 +161,16 @@ def play_turns(b, mk, rk, am, ar, seats, rng, turns):
 
 
 def seats_of(policies) -> np.ndarray:
-    """The seats of reference players (`RandomPolicy`, `BuiltinAI`), one row per player; a
-    ValueError names a player the compiled engine does not have."""
+    """The seats of reference players (`RandomPolicy`, `BuiltinAI`, or `UNIFORM_ROLLOUT` for a
+    search's uniform roll-out policy), one row per player; a ValueError names a player the
+    compiled engine does not have."""
     out = np.zeros((len(policies), 2), dtype=np.int64)
     for p, policy in enumerate(policies):
-        if isinstance(policy, RandomPolicy):
+        if type(policy) is RandomPolicy:
             out[p] = (RANDOM, 0)
-        elif isinstance(policy, BuiltinAI):
+        elif isinstance(policy, str) and policy == UNIFORM_ROLLOUT:
+            out[p] = (UNIFORM, 0)
+        elif type(policy) is BuiltinAI:
             out[p] = (LEVELS.index(policy.level_name), policy.knows_rule)
         else:
             name = getattr(policy, "name", type(policy).__name__)
@@ -158,18 +183,19 @@ class Engine:
     caller that plays many roll-outs from one position keeps (`like` is a reference state of
     that game and map)."""
 
-    def __init__(self, like, policies):
+    def __init__(self, like, policies, first: int = -1):
         self.seats = seats_of(policies)
+        self.first = first
         self.mk, self.rk, self.ar = map_consts(like), rule_consts(like), ai_rule(like)
-        self.am = ai_map(like) if (self.seats[:, 0] != RANDOM).any() else no_ai_map()
+        self.am = ai_map(like) if (self.seats[:, 0] >= 0).any() else no_ai_map()
 
     def play(self, b: Board, turns: int, rng: np.random.Generator) -> tuple[Board, int]:
         """Play `turns` turns or until the game ends, growing the board when it runs out of
         rows; returns the board (a new one if it grew) and the turns played."""
         played = 0
         while played < turns and not b.G[G_OVER]:
-            played += play_turns(b, self.mk, self.rk, self.am, self.ar, self.seats, rng,
-                                 turns - played)
+            played += play_turns(b, self.mk, self.rk, self.am, self.ar, self.seats, self.first,
+                                 rng, turns - played)
             if played < turns and not b.G[G_OVER]:
                 b = grown(b, 2 * b.U.shape[0] + 16, 2 * b.C.shape[0] + 16)
         return b, played
