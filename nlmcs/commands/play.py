@@ -215,10 +215,11 @@ def _log_header(args: argparse.Namespace, scfg, mcfg) -> dict:
 
 SEARCH_COLUMNS = ("method", "rollouts", "workers", "backend", "seconds", "cpu_seconds",
                   "peak_mb", "warm_seconds", "depth", "seed", "start_turn", "steps", "opponent",
-                  "manual", "game", "map", "x_ref", "release_seconds")
+                  "manual", "game", "map", "x_ref", "release_seconds", "engine")
 """The columns of `nlmcs bench search --out` after the context ones: `BenchRow`'s fields, the
 options that set the position and budget, the compiled path's speed-up over the numpy
-reference and the 2011 release's seconds where known."""
+reference, the 2011 release's seconds where known, and where roll-outs beyond a tree played
+(`SearchConfig.engine`; empty in rows from before it existed)."""
 
 
 def bench_cli(args: argparse.Namespace) -> int:
@@ -256,7 +257,8 @@ def bench_cli(args: argparse.Namespace) -> int:
         log.record({**asdict(r), "depth": scfg.depth, "seed": args.seed,
                     "start_turn": args.start_turn, "steps": args.steps,
                     "opponent": args.opponent, "manual": args.manual, "game": args.game,
-                    "map": args.map, "x_ref": x_ref, "release_seconds": release})
+                    "map": args.map, "x_ref": x_ref, "release_seconds": release,
+                    "engine": scfg.engine})
 
     bench_search(game=game, methods=methods, rollouts=rollouts, workers=workers,
                  backends=sorted(backends, reverse=True), search_config=scfg,

@@ -154,39 +154,63 @@ def pack(s, *, spare: int = 16) -> Board:
     before the kernels compact or the caller grows it (`grown`)."""
     T, m = s.tables, s.map
     units, cities = list(s.units.values()), list(s.cities.values())
-    U = np.zeros((len(units) + spare, N_UCOLS), dtype=np.int64)
-    for i, u in enumerate(units):
-        U[i] = (u.id, u.owner, u.kind, u.tile, u.hp, u.vet, u.activity, u.progress, u.home, 1)
+    nu, nc = len(units), len(cities)
+    U = np.zeros((nu + spare, N_UCOLS), dtype=np.int64)
+    if units:
+        U[:nu] = np.array([(u.id, u.owner, u.kind, u.tile, u.hp, u.vet, u.activity, u.progress,
+                            u.home, 1) for u in units], dtype=np.int64)
     radius = max(len(r) for r in m.radius)
     nb = len(T.building_names)
     b0 = C_W0 + radius
-    C = np.zeros((len(cities) + spare, b0 + nb), dtype=np.int64)
+    C = np.zeros((nc + spare, b0 + nb), dtype=np.int64)
     C[:, C_W0:b0] = -1
-    for i, c in enumerate(cities):
-        C[i, :C_W0] = (c.id, c.owner, c.tile, c.size, c.food, c.shields, c.build, c.capital,
-                       c.fresh, c.surplus_food, c.surplus_shield, c.trade, c.unhappy, c.dirty,
-                       c.founded, 1, len(c.worked))
-        C[i, C_W0:C_W0 + len(c.worked)] = c.worked
-        C[i, b0:] = [c.buildings >> k & 1 for k in range(nb)]
+    if cities:
+        C[:nc, :C_W0] = np.array([(c.id, c.owner, c.tile, c.size, c.food, c.shields, c.build,
+                                   c.capital, c.fresh, c.surplus_food, c.surplus_shield, c.trade,
+                                   c.unhappy, c.dirty, c.founded, 1, len(c.worked))
+                                  for c in cities], dtype=np.int64)
+        C[:nc, b0:] = _bits([c.buildings for c in cities], nb)
+        for i, c in enumerate(cities):
+            C[i, C_W0:C_W0 + len(c.worked)] = c.worked
     nt = len(T.tech_names)
-    PL = np.array([[p.researching, p.bulbs, p.gold, p.built, p.killed, p.lost]
-                   + [p.techs >> t & 1 for t in range(nt)] for p in s.players],
-                  dtype=np.int64).reshape(len(s.players), PL_T0 + nt)
+    PL = np.empty((len(s.players), PL_T0 + nt), dtype=np.int64)
+    PL[:, :PL_T0] = [(p.researching, p.bulbs, p.gold, p.built, p.killed, p.lost)
+                     for p in s.players]
+    PL[:, PL_T0:] = _bits([p.techs for p in s.players], nt)
     TL = np.zeros((m.n, N_TCOLS), dtype=np.int64)
-    TL[:, T_IMP] = np.frombuffer(bytes(s.improvements), dtype=np.uint8)
-    TL[:, T_OCC] = np.frombuffer(bytes(s.occupant), dtype=np.uint8)
+    TL[:, T_IMP] = np.frombuffer(s.improvements, dtype=np.uint8)
+    TL[:, T_OCC] = np.frombuffer(s.occupant, dtype=np.uint8)
     TL[:, T_CITY] = TL[:, T_COWN] = -1
-    mil = T.unit_military
-    for u in units:
-        TL[u.tile, T_CNT] += 1
-        TL[u.tile, T_MIL] += bool(mil[u.kind])
-    for i, c in enumerate(cities):
-        TL[c.tile, T_CITY], TL[c.tile, T_COWN] = i, c.owner
+    if units:
+        tiles = U[:nu, U_TILE]
+        TL[:, T_CNT] = np.bincount(tiles, minlength=m.n)
+        TL[:, T_MIL] = np.bincount(tiles, weights=_military(s)[U[:nu, U_KIND]],
+                                   minlength=m.n).astype(np.int64)
+    if cities:
+        TL[C[:nc, C_TILE], T_CITY] = np.arange(nc)
+        TL[C[:nc, C_TILE], T_COWN] = C[:nc, C_OWNER]
     G = np.zeros(N_G, dtype=np.int64)
     G[G_TURN], G[G_NEXT_ID], G[G_OVER] = s.turn, s.next_id, s._over
     G[G_WINNER] = -1 if s._winner is None else s._winner
-    G[G_MAX_TURNS], G[G_NU], G[G_NC] = s.max_turns, len(units), len(cities)
+    G[G_MAX_TURNS], G[G_NU], G[G_NC] = s.max_turns, nu, nc
     return Board(U, C, PL, TL, G)
+
+
+def _bits(masks: list[int], width: int) -> np.ndarray:
+    """Bitmasks (Python ints, any width) as rows of 0/1 columns."""
+    if width <= 62:
+        return (np.array(masks, dtype=np.int64)[:, None] >> np.arange(width)) & 1
+    return np.array([[x >> k & 1 for k in range(width)] for x in masks],
+                    dtype=np.int64).reshape(len(masks), width)
+
+
+def _military(s) -> np.ndarray:
+    """Per unit kind, 1 for military units (float weights for `np.bincount`)."""
+    game = s.game
+    hit = getattr(game, "_military_weights", None)
+    if hit is None:
+        hit = game._military_weights = np.asarray(s.tables.unit_military, dtype=np.float64)
+    return hit
 
 
 def copy(b: Board) -> Board:
