@@ -204,3 +204,16 @@ def test_players_the_compiled_engine_lacks_play_on_the_reference():
                                  [game.policy("greedy"), game.policy("random")]) is None
     result = play_game(game, {0: game.policy("greedy"), 1: game.policy("builtin")}, seed=0)
     assert result.finished and result.turns == 5
+
+
+def test_a_map_too_big_for_the_ai_tables_keeps_the_ai_on_the_reference():
+    """The AI's step table is tiles x tiles; past MAX_TILES its games stay in Python."""
+    from nlmcs.games.civ.compiled.ai import MAX_TILES
+
+    game = CivGame(CivConfig(width=70, height=60, max_turns=3))
+    state = game.new_initial_state(0)
+    assert state.map.n > MAX_TILES
+    assert game.compiled_players(state, [game.policy("builtin"), game.policy("random")]) is None
+    assert game.compiled_players(state, [game.policy("random")] * 2) is not None
+    result = play_game(game, {0: game.policy("builtin"), 1: game.policy("random")}, seed=0)
+    assert result.finished and result.turns == 3

@@ -53,6 +53,10 @@ class MapData:
     label_cache: dict = field(default_factory=dict, repr=False)
     rank_cache: dict = field(default_factory=dict, repr=False)  # cities.work_ranks
     ai_cache: dict = field(default_factory=dict, repr=False)
+    # The compiled engine's tables of this map (`compiled.board.map_consts`, `compiled.ai`),
+    # kept here rather than in a weak dictionary: a weak reference's callback runs when a map is
+    # freed, and a signal handled inside it would be lost (Python ignores its exception).
+    compiled: dict = field(default_factory=dict, repr=False)
 
     @property
     def n(self) -> int:

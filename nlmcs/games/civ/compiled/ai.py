@@ -10,7 +10,6 @@ that passes a test, this takes the passing entry of the greatest key, which is t
 
 from __future__ import annotations
 
-import weakref
 from collections import namedtuple
 
 import numpy as np
@@ -101,9 +100,6 @@ AT (terrains, 3) int: mining shields, irrigation food, road trade; NAMES the ite
 settlers, workers, city walls, barracks, granary (-1: not in the ruleset); LV (levels, 5) int
 and LF (levels, 2) float knobs; RESEARCH (levels, techs) each level's order, -1 padded."""
 
-_AIMAPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 @njit(cache=True)
 def _all_steps(NB, land):
     """Breadth-first steps over land (8 directions) between every two tiles."""
@@ -133,9 +129,10 @@ def _all_steps(NB, land):
 
 
 def ai_map(s) -> AIMap:
-    """`AIMap` of `s.map` (built on first use, kept while the map lives)."""
+    """`AIMap` of `s.map` (built on first use, kept with the map: `MapData.compiled`)."""
     m = s.map
-    hit = _AIMAPS.get(m)
+    key = ("ai", m.sacred)  # maps made by `dataclasses.replace` share the dict
+    hit = m.compiled.get(key)
     if hit is None:
         if m.n > MAX_TILES:
             raise ValueError(f"the compiled built-in AI plays maps of up to {MAX_TILES} tiles, "
@@ -148,7 +145,7 @@ def ai_map(s) -> AIMap:
                 v, good = ref.site_values(s, sacred)
                 values[row] = v
                 sites[row, :len(good)] = good
-        hit = _AIMAPS[m] = AIMap(_all_steps(mk.NB, mk.TI[:, TI_LAND].copy()), values, sites)
+        hit = m.compiled[key] = AIMap(_all_steps(mk.NB, mk.TI[:, TI_LAND].copy()), values, sites)
     return hit
 
 
@@ -322,6 +319,24 @@ def _nearby_best(DIST, VALUES, SITES, srow, n_sites, tile, mode, blocked, claime
 
 
 @njit(cache=True)
+def _sides(X, n, alive, owner, tile, player):
+    """(own rows, how many, the others' tiles, how many) of the first `n` rows of table `X`
+    (units or cities), in row order."""
+    own = np.empty(n, np.int64)
+    tiles = np.empty(n, np.int64)
+    n_own = n_other = 0
+    for r in range(n):
+        if X[r, alive]:
+            if X[r, owner] == player:
+                own[n_own] = r
+                n_own += 1
+            else:
+                tiles[n_other] = X[r, tile]
+                n_other += 1
+    return own, n_own, tiles, n_other
+
+
+@njit(cache=True)
 def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALUES, SITES, AU,
          AT, NAMES, LV, LF, RESEARCH, player, level, sacred):
     """`BuiltinAI.joint_action`: (kinds, rows, codes) for every agent of `player` (the
@@ -336,28 +351,8 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
     while n_sites < n and SITES[srow, n_sites] >= 0:
         n_sites += 1
     # the facts of the turn (`_Turn.__init__`)
-    own_c = np.empty(nc, np.int64)
-    enemy_c = np.empty(nc, np.int64)
-    n_own = n_enemy_c = 0
-    for c in range(nc):
-        if C[c, C_ALIVE]:
-            if C[c, C_OWNER] == player:
-                own_c[n_own] = c
-                n_own += 1
-            else:
-                enemy_c[n_enemy_c] = C[c, C_TILE]
-                n_enemy_c += 1
-    own_u = np.empty(nu, np.int64)
-    enemy_t = np.empty(nu, np.int64)
-    n_own_u = n_enemy = 0
-    for u in range(nu):
-        if U[u, U_ALIVE]:
-            if U[u, U_OWNER] == player:
-                own_u[n_own_u] = u
-                n_own_u += 1
-            else:
-                enemy_t[n_enemy] = U[u, U_TILE]
-                n_enemy += 1
+    own_c, n_own, enemy_c, n_enemy_c = _sides(C, nc, C_ALIVE, C_OWNER, C_TILE, player)
+    own_u, n_own_u, enemy_t, n_enemy = _sides(U, nu, U_ALIVE, U_OWNER, U_TILE, player)
     claimed = np.zeros(max(n, G[G_NEXT_ID]) + 1, np.bool_)
     n_claimed = 0
     blocked = np.zeros(n, np.bool_)

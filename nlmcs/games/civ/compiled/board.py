@@ -14,7 +14,6 @@ the tables as plain arguments; only the entry points take these tuples and unpac
 
 from __future__ import annotations
 
-import weakref
 from collections import namedtuple
 
 import numpy as np
@@ -83,13 +82,11 @@ tech needed (-1: none) and cost; TR (techs, 1 + most reqs) cost, then the reqs (
 (buildings,) gold upkeep; TT (terrains, 4); TF (terrains,) defence bonus %; VP (2, veteran
 levels) power factor and % chance to rise; PR the PR_ scalars."""
 
-_MAPK: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def map_consts(s) -> MapK:
-    """`MapK` of `s.map`, built on first use and kept while the map lives."""
+    """`MapK` of `s.map`, built on first use and kept with the map (`MapData.compiled`)."""
     m = s.map
-    hit = _MAPK.get(m)
+    key = ("board", m.sacred)  # maps made by `dataclasses.replace` share the dict
+    hit = m.compiled.get(key)
     if hit is None:
         terrains = s.tables.ruleset.terrains
         terr = np.asarray(m.terr, dtype=np.int64)
@@ -109,8 +106,8 @@ def map_consts(s) -> MapK:
                 for centre in (0, 1):
                     OUT[t, imp, centre] = ref_cities.tile_output(s, t, bool(centre), imp)
         MS = np.array([m.width, m.height, s.params["citymindist"] - 1, m.sacred], dtype=np.int64)
-        hit = _MAPK[m] = MapK(np.asarray(m.neighbors, dtype=np.int64).reshape(m.n, 8), TI, RAD,
-                              OUT, MS)
+        NB = np.asarray(m.neighbors, dtype=np.int64).reshape(m.n, 8)
+        hit = m.compiled[key] = MapK(NB, TI, RAD, OUT, MS)
     return hit
 
 
