@@ -52,11 +52,15 @@ def _corrupt(data, how):
         d["map"]["terrain"][0] = d["map"]["terrain"][0][:-1]
     elif how == "bad player":
         unit["owner"] = 7
+    elif how == "a tile worked twice":
+        city = d["cities"][0]
+        city["worked"] = [city["tile"]] + [city["tile"] + 1] * 30
     return d
 
 
 @pytest.mark.parametrize("how", ["unit at sea", "two owners", "bad type", "too many hp",
-                                 "missing key", "short row", "bad player"])  # fmt: skip
+                                 "missing key", "short row", "bad player",
+                                 "a tile worked twice"])  # fmt: skip
 def test_impossible_states_are_rejected(small_game, how):
     data = advance(small_game, 2, 3).to_json()
     with pytest.raises(StateFileError):

@@ -228,8 +228,9 @@ def state_from_json(game, data: object):
         worked = _get(cd, "worked", list, where)
         if not worked or worked[0] != tile or not all(
             isinstance(t, int) and t in map_data.radius[tile] for t in worked
-        ):
-            raise StateFileError(f"{where}.worked: must start at the city tile and stay in radius")
+        ) or len(set(worked)) != len(worked):
+            raise StateFileError(f"{where}.worked: must start at the city tile, stay in radius "
+                                 "and name each tile once")
         c.worked = tuple(worked)
         c.surplus_food = _get(cd, "surplus_food", int, where)
         c.surplus_shield = _int(cd, "surplus_shield", where, 0)
