@@ -99,8 +99,8 @@ GAMES = [("tiny", {}, range(12)), ("small", {}, range(8)), ("default", {}, range
 
 def _same_games(game, policies, seeds) -> tuple[int, int]:
     """Play each seed's game on both engines turn by turn; every turn the whole state (units,
-    cities, players, tiles, turn, winner) is equal and both generators are at the same point
-    of their stream. Returns (turns, units killed)."""
+    cities, players, tiles, turn, winner), each player's score and state vector are equal and
+    both generators are at the same point of their stream. Returns (turns, units killed)."""
     kills = turns = 0
     for seed in seeds:
         ref = game.new_initial_state(seed)
@@ -112,11 +112,16 @@ def _same_games(game, policies, seeds) -> tuple[int, int]:
             ref.apply_joint_actions(joint, r_ref)
             board, played = engine.play(board, 1, r_fast)
             turns += played
-            want, got = serialize.state_to_json(ref), serialize.state_to_json(unpack(board, ref))
+            fast = unpack(board, ref)
+            want, got = serialize.state_to_json(ref), serialize.state_to_json(fast)
             names = [getattr(p, "name", "?") for p in policies]
             where = f"{game.config} {names} seed {seed} turn {ref.turn}"
             assert want == got, f"{where}: {_field_difference(want, got)}"
             assert r_ref.bit_generator.state == r_fast.bit_generator.state, where
+            for p in range(ref.num_players):
+                assert fast.score(p) == ref.score(p), (where, p)
+                assert np.array_equal(fast.state_vector(p), ref.state_vector(p)), (where, p)
+            assert (fast.is_terminal(), fast.winner()) == (ref.is_terminal(), ref.winner()), where
         kills += int(board.PL[:, PL_KILLED].sum())
     return turns, kills
 

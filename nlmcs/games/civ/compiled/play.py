@@ -74,14 +74,15 @@ def uniform_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT, TR, PR, player, rng)
 
 @njit(cache=True)
 def _room(U, C, G):
-    """Room for one turn: a unit per living city (production) and a city per living unit."""
+    """Room for one turn: a city per living unit (any unit founding one), and a unit per city
+    that may produce one at the turn's end (those living now and those founded this turn)."""
     cities = 0
     for c in range(G[G_NC]):
         cities += C[c, C_ALIVE]
     units = 0
     for u in range(G[G_NU]):
         units += U[u, U_ALIVE]
-    return U.shape[0] - G[G_NU] >= cities and C.shape[0] - G[G_NC] >= units
+    return U.shape[0] - G[G_NU] >= cities + units and C.shape[0] - G[G_NC] >= units
 
 
 @njit(cache=True)
