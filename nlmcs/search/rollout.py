@@ -6,9 +6,8 @@ scores the state it ends in. From the depth where the searching player only draw
 roll-out moves (a tree search beyond its tree), the rest is played in one call to the game's
 compiled engine where it has one for these players (`SearchConfig.engine`): the same turns.
 Planners differ only in `choose` (epsilon-greedy on Q, a UCT tree walk, a root bandit) and in
-what they learn from the reward. Roll-out k of real step t draws all
-its chance from `rollout_rng(seed, t, k)`, so a roll-out's result does not depend on the process
-that runs it.
+what they learn from the reward. Roll-out k of real step t draws all its chance from
+`rollout_rng(seed, t, k)`, so a roll-out's result does not depend on the process that runs it.
 """
 
 from __future__ import annotations
