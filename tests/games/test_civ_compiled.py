@@ -222,3 +222,14 @@ def test_a_map_too_big_for_the_ai_tables_keeps_the_ai_on_the_reference():
     assert game.compiled_players(state, [game.policy("random")] * 2) is not None
     result = play_game(game, {0: game.policy("builtin"), 1: game.policy("random")}, seed=0)
     assert result.finished and result.turns == 3
+
+
+def test_bitmasks_of_any_width_become_the_same_columns():
+    """Techs and buildings are Python-int bitmasks; a ruleset may have more than 62 of them."""
+    from nlmcs.games.civ.compiled.board import _bits
+
+    masks = [0, 1, (1 << 61) | 5, (1 << 61) - 1]
+    narrow = _bits(masks, 62)
+    assert narrow.tolist() == [[m >> k & 1 for k in range(62)] for m in masks]
+    wide = [(1 << 90) | 3, 1 << 70]
+    assert _bits(wide, 91).tolist() == [[m >> k & 1 for k in range(91)] for m in wide]
