@@ -92,6 +92,7 @@ def _map_options(p) -> None:
 
 
 def _engine_option(p, default: str = "compiled") -> None:
+    # `runner.ENGINES`, spelled out: building the parser loads no numpy (the runner does)
     p.add_argument("--engine", choices=("compiled", "python"), default=default,
                    help="compiled: built-in and random players play in compiled code, the same "
                         "games as the Python reference engine (python); other players and "

@@ -2,10 +2,18 @@
 
 `labels` holds the label layer's arithmetic both sides share, `scoring` a candidate's scores and
 label draws, `sweeps` the online updates. numba compiles a kernel on its first call and caches
-the machine code on disk; `warm_up` makes that happen before anything is timed.
+the machine code on disk (dropped when any source here changes: `nlmcs.machine_code`);
+`warm_up` makes that happen before anything is timed.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
+
+from nlmcs.machine_code import drop_stale
+
+# `scoring` and `sweeps` call `labels`' kernels: numba would keep their old machine code.
+drop_stale(Path(__file__).parent)
 
 
 def warm_up(expected: bool = False) -> None:

@@ -271,6 +271,14 @@ def _step_towards(NB, DIST, w, tile, target, opts, n):
 
 
 @njit(cache=True)
+def _step_or(NB, DIST, w, tile, target, opts, n, default):
+    """`_step_towards`, or `default` when no move gets closer (the reference's
+    `step_towards(...) or WAIT`, `... or stay`)."""
+    code = _step_towards(NB, DIST, w, tile, target, opts, n)
+    return default if code < 0 else code
+
+
+@njit(cache=True)
 def _job_at(T, NB, TI, AT, t):
     """`_Turn._job`: a mine on hills, irrigation on flat land, a road where it adds trade."""
     terr, imp = TI[t, TI_TERR], T[t, T_IMP]
@@ -353,8 +361,7 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
     # the facts of the turn (`_Turn.__init__`)
     own_c, n_own, enemy_c, n_enemy_c = _sides(C, nc, C_ALIVE, C_OWNER, C_TILE, player)
     own_u, n_own_u, enemy_t, n_enemy = _sides(U, nu, U_ALIVE, U_OWNER, U_TILE, player)
-    claimed = np.zeros(max(n, G[G_NEXT_ID]) + 1, np.bool_)
-    n_claimed = 0
+    claimed = np.zeros(max(n, G[G_NEXT_ID]) + 1, np.bool_)  # tiles and city ids, as one set
     blocked = np.zeros(n, np.bool_)
     r = SPACING
     for c in range(nc):
@@ -508,7 +515,6 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
                 if (TI[tile, TI_TERR] == sacred and _has(opts, n_opts, codes.BUILD_CITY)
                         and not blocked[tile] and not claimed[tile]):
                     claimed[tile] = True
-                    n_claimed += 1
                     code = codes.BUILD_CITY
                 else:
                     target = _nearby_best(DIST, VALUES, SITES, srow, n_sites, tile, SITE_SACRED,
@@ -516,33 +522,25 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
                                           sacred, n_own == 0)
                     if target >= 0:
                         claimed[target] = True
-                        n_claimed += 1
-                        code = _step_towards(NB, DIST, w, tile, target, opts, n_opts)
-                        if code < 0:
-                            code = codes.WAIT
+                        code = _step_or(NB, DIST, w, tile, target, opts, n_opts, codes.WAIT)
             if code < 0 and _has(opts, n_opts, codes.BUILD_CITY) and not claimed[tile]:
-                first = n_own == 0 and n_claimed == 0
+                first = n_own == 0 and not claimed.any()
                 good = (n_sites > 0 and not blocked[tile] and not claimed[tile]
                         and VALUES[srow, tile] >= VALUES[srow, SITES[srow, n_sites - 1]])
                 if first or good:
                     claimed[tile] = True
-                    n_claimed += 1
                     code = codes.BUILD_CITY
             if code < 0:
                 best = _nearby_best(DIST, VALUES, SITES, srow, n_sites, tile, SITE_FREE, blocked,
                                     claimed, enemy_t, n_enemy, T, TI, MS, me, sacred, False)
                 if best >= 0:
                     claimed[best] = True
-                    n_claimed += 1
-                    code = _step_towards(NB, DIST, w, tile, best, opts, n_opts)
-                    if code < 0:
-                        code = codes.WAIT
+                    code = _step_or(NB, DIST, w, tile, best, opts, n_opts, codes.WAIT)
             done = code >= 0
         if not done and UK[kind, UK_SETTLERS]:  # `work`
             job = _job_at(T, NB, TI, AT, tile)
             if job >= 0 and _has(opts, n_opts, job) and not claimed[tile]:
                 claimed[tile] = True
-                n_claimed += 1
                 code = job
             else:
                 best, best_d = -1, 0
@@ -561,10 +559,7 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
                     code = codes.WAIT
                 else:
                     claimed[best] = True
-                    n_claimed += 1
-                    code = _step_towards(NB, DIST, w, tile, best, opts, n_opts)
-                    if code < 0:
-                        code = codes.WAIT
+                    code = _step_or(NB, DIST, w, tile, best, opts, n_opts, codes.WAIT)
             done = True
         if not done and UK[kind, UK_MILITARY]:  # `fight`
             best, best_odds = -1, LF[level, LF_ATTACK_ODDS]
@@ -598,10 +593,7 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
                                 break
                             if _cheb(w, tile, ct) <= 6 and not claimed[C[c, C_ID]]:
                                 claimed[C[c, C_ID]] = True
-                                n_claimed += 1
-                                code = _step_towards(NB, DIST, w, tile, ct, opts, n_opts)
-                                if code < 0:
-                                    code = stay
+                                code = _step_or(NB, DIST, w, tile, ct, opts, n_opts, stay)
                                 break
                 if code < 0 and offensive and (n_enemy_c or n_enemy):
                     target, td = -1, 0
@@ -611,15 +603,11 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
                         if target < 0 or d < td or (d == td and t < target):
                             target, td = t, d
                     if td < UNREACHABLE:
-                        code = _step_towards(NB, DIST, w, tile, target, opts, n_opts)
-                        if code < 0:
-                            code = stay
+                        code = _step_or(NB, DIST, w, tile, target, opts, n_opts, stay)
                 if code < 0 and act in (FORTIFIED, FORTIFYING):
                     code = codes.WAIT
                 if code < 0 and n_own and _cheb(w, tile, rally) > 1:
-                    code = _step_towards(NB, DIST, w, tile, rally, opts, n_opts)
-                    if code < 0:
-                        code = stay
+                    code = _step_or(NB, DIST, w, tile, rally, opts, n_opts, stay)
                 if code < 0:
                     code = stay
             done = True
