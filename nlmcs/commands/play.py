@@ -277,7 +277,7 @@ def step_columns(parts) -> tuple[str, ...]:
     """The columns of `nlmcs bench step --out` after the context ones: a row per timed step."""
     split = [f"{name}_{what}" for name in parts for what in ("seconds", "calls")]
     return ("method", "rollouts", "depth", "workers", "backend", "seed", "start_turn", "step",
-            "seconds", *split, "rest_seconds", "replay_seconds", "replay_same")
+            "seconds", *split, "rest_seconds", "replay_seconds", "replay_same", "engine")
 
 
 def bench_step_cli(args: argparse.Namespace) -> int:
@@ -300,7 +300,8 @@ def bench_step_cli(args: argparse.Namespace) -> int:
                            corpus=corpus_options(args), search_config=scfg, model_config=mcfg,
                            seed=args.seed, reader=reader_options(args),
                            net=net_options(args))  # fmt: skip
-    print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {mcfg.backend}, from turn "
+    print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {mcfg.backend}, "
+          f"{scfg.engine} engine, from turn "
           f"{state.turn}; one warm-up step, then {args.steps} timed", flush=True)
 
     def on_step(k, row):
@@ -311,7 +312,8 @@ def bench_step_cli(args: argparse.Namespace) -> int:
                     "workers": scfg.workers, "backend": mcfg.backend, "seed": args.seed,
                     "start_turn": args.start_turn, "step": k + 1, "seconds": row.seconds,
                     **split, "rest_seconds": row.rest,
-                    "replay_seconds": row.replay_seconds, "replay_same": row.replay_same})
+                    "replay_seconds": row.replay_seconds, "replay_same": row.replay_same,
+                    "engine": scfg.engine})
 
     try:
         rows = bench_step(planner, state, steps=args.steps, seed=args.seed, on_step=on_step)

@@ -124,6 +124,11 @@ class TimedOpponents:
         self.clock = clock
         self._timed: dict[int, _TimedPolicy] = {}
 
+    def __getattr__(self, name):
+        # Roll-outs on the compiled engine's board (`board_state`) move the opponent inside
+        # the engine's call: its moves are then part of "the rest".
+        return getattr(self.inner, name)
+
     def of(self, state, player: int) -> dict:
         out = {}
         for p, policy in self.inner.of(state, player).items():

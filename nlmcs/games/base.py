@@ -124,6 +124,16 @@ class State(abc.ABC):
     def action_type(self, action: Action) -> str:
         return action.kind
 
+    def candidate_labels(self, agent: AgentId, actions: Sequence[Action]
+                         ) -> list[tuple[tuple[str, ...], tuple[str, ...], str, tuple[str, ...]]]:
+        """(agent words, action words, action type, state words) of each candidate of one
+        agent, the agent's own words read once (what a text model reads of a candidate)."""
+        who = tuple(self.agent_labels(agent))
+        where = tuple(self.state_labels(agent))
+        atype = self.action_type
+        return [(who, words, atype(a), where)
+                for words, a in zip(self.actions_labels(agent, actions), actions, strict=True)]
+
     # --- numbers: for corpus similarity -------------------------------------------------------
     @abc.abstractmethod
     def state_vector(self, player: int) -> np.ndarray:

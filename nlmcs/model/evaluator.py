@@ -29,12 +29,9 @@ def normalised_entropy(p: np.ndarray) -> float:
 
 
 def _signatures(state, agent, actions) -> list[Signature]:
-    """The candidates' signatures of one agent: its own and its state's words are read once."""
-    who = tuple(state.agent_labels(agent))
-    where = tuple(state.state_labels(agent))
-    atype, make = state.action_type, tuple.__new__
-    return [make(Signature, (who, words, atype(a), where))
-            for words, a in zip(state.actions_labels(agent, actions), actions, strict=True)]
+    """The candidates' signatures of one agent (`State.candidate_labels`)."""
+    make = tuple.__new__
+    return [make(Signature, words) for words in state.candidate_labels(agent, actions)]
 
 
 class NetworkEvaluator:

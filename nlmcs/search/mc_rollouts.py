@@ -26,7 +26,12 @@ import numpy as np
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import ReplicatedEvaluator
-from nlmcs.search.policies import RolloutPolicy, make_rollout_policy
+from nlmcs.search.policies import (
+    RolloutPolicy,
+    TypedRollout,
+    UniformRollout,
+    make_rollout_policy,
+)
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
 from nlmcs.search.tree import Prior, policy
 
@@ -66,7 +71,13 @@ class RolloutCore:
         self._bias: dict[AgentId, np.ndarray] = {}
         self.random_policy = rollout_policy or make_rollout_policy(config.rollout,
                                                                    config.type_weights)
-        self.opponents = Opponents(game, config.opponent)
+        self.opponents = Opponents(game, config.opponent, config.engine)
+
+    @property
+    def on_board(self) -> bool:
+        """Whether roll-outs may play on the compiled engine's board: the roll-out policy asks
+        only what a board state answers (the search's own questions: actions, labels, types)."""
+        return type(self.random_policy) in (UniformRollout, TypedRollout)
 
     def warm_up(self) -> None:
         """Whatever the evaluator loads lazily (compiled kernels), loaded now."""
@@ -87,7 +98,8 @@ class RolloutCore:
                 first.update(joint)
             return joint
 
-        r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng)
+        r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng,
+                    on_board=self.on_board)
         return RolloutResult(index, r, first, self.evaluator.prepare(datapoints))
 
     def root_bias(self, root: State, player: int, when: tuple = ()

@@ -37,6 +37,7 @@ class Opponents:
         self.spec = spec
         self.engine = engine
         self._policies: dict[int, Policy] = {}
+        self._boards: dict[int, object] = {}  # per searching player: its board states' context
 
     def of(self, state: State, player: int) -> dict[int, Policy]:
         """Policies of every player but `player`, in player order."""
@@ -58,15 +59,40 @@ class Opponents:
         players = [UNIFORM_ROLLOUT if p == player else others[p] for p in range(state.num_players)]
         return self.game.compiled_players(state, players, first=player)
 
+    def board_state(self, state: State, player: int) -> State | None:
+        """A copy of `state` on the compiled engine's board, every other player seated there
+        with its policy, for roll-outs in which `player` gives its joint moves
+        (`play_turn`); None where the game has no such engine, or with engine "python"."""
+        if self.engine != "compiled":
+            return None
+        ctx = self._boards.get(player)
+        if ctx is None or not ctx.fits(state):
+            fast = self.compiled(state, player)
+            make = getattr(fast, "board_game", None)
+            if make is None:
+                return None
+            ctx = self._boards[player] = make(state.clone())
+        return ctx.state(state)
+
 
 def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
             opponents: Opponents, rng: np.random.Generator,
             leaf: Callable[[State, int], float] | None = None,
-            uniform_from: Callable[[int], bool] | None = None) -> float:
+            uniform_from: Callable[[int], bool] | None = None, on_board: bool = False
+            ) -> float:
     """Play one roll-out of at most `config.depth` turns from `root`; return its reward, or,
     with `leaf` (a value network), `leaf(state, player)` of a state where the game goes on.
     `uniform_from(depth)`: whether, from `depth` on, `choose` would only draw the uniform
-    roll-out policy's moves (then the compiled engine may play the rest)."""
+    roll-out policy's moves (then the compiled engine may play the rest). `on_board`: `choose`
+    asks only what a board state answers, so the whole roll-out may play on the compiled
+    engine's board (`Opponents.board_state`)."""
+    board = opponents.board_state(root, player) if on_board and leaf is None else None
+    if board is not None:
+        for depth in range(config.depth):
+            if board.is_terminal():
+                break
+            board.play_turn(player, choose(board, depth), rng)
+        return reward(board, player, config.reward, config.reward_weights)
     state = root.clone()
     for depth in range(config.depth):
         if state.is_terminal():

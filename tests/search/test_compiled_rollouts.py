@@ -1,6 +1,7 @@
 """Tree searches hand the rest of a roll-out to the compiled engine once the searching player
-only draws uniform roll-out moves; the search must not notice: the same rewards, the same
-moves, step after step, as on the Python reference."""
+only draws uniform roll-out moves, and the learned methods play their whole roll-outs on its
+board (`compiled.board_state`); the search must not notice: the same rewards, the same moves,
+the same learned weights, step after step, as on the Python reference."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ from nlmcs.search.config import SearchConfig
 from nlmcs.search.methods import make_planner
 
 
-def _steps(method: str, engine: str, opponent: str, steps: int = 3) -> list:
+def _steps(method: str, engine: str, opponent: str, steps: int = 3, **options) -> list:
     game = CivGame(CivConfig.preset("small", max_turns=40))
     state = start_position(game, seed=2, turns=12)
-    cfg = SearchConfig(rollouts=40, depth=8, engine=engine, opponent=opponent)
+    cfg = SearchConfig(rollouts=40, depth=8, engine=engine, opponent=opponent, **options)
     planner = make_planner(method, game=game, search_config=cfg, seed=5)
     rng = np.random.default_rng(1)
     out = []
@@ -29,6 +30,9 @@ def _steps(method: str, engine: str, opponent: str, steps: int = 3) -> list:
         out.append((sorted((a, repr(x)) for a, x in move.items()), stats))
         state.apply_joint_actions({0: move, 1: game.policy(opponent).joint_action(state, 1, rng)},
                                   rng)
+    core = getattr(planner, "core", None)
+    if core is not None and hasattr(core.evaluator, "net"):  # the learned methods' weights
+        out.append([w.tolist() for w in core.evaluator.net.learned()[:3]])
     return out
 
 
@@ -38,6 +42,48 @@ def test_a_tree_search_plays_the_same_on_either_engine(method, opponent):
     python = _steps(method, "python", opponent)
     assert python == _steps(method, "compiled", opponent)
     assert all(stats["mean_reward"] is not None for _, stats in python)
+
+
+@pytest.mark.parametrize("method,opponent,options", [
+    ("text", "builtin", {}), ("text", "random", {"rollout": "typed"}),
+    ("linear", "builtin", {}), ("random-text", "builtin:hard", {"early_q": "expected"})])
+def test_a_learned_search_plays_the_same_on_the_board(method, opponent, options, monkeypatch):
+    from nlmcs.games.civ.compiled.board_state import BoardState
+
+    python = _steps(method, "python", opponent, **options)
+    turns = []
+    real = BoardState.play_turn
+    monkeypatch.setattr(BoardState, "play_turn",
+                        lambda self, *a: turns.append(1) or real(self, *a))
+    assert python == _steps(method, "compiled", opponent, **options)
+    assert len(turns) > 3 * 40  # every roll-out played on the board
+    assert all(stats["mean_reward"] is not None for _, stats in python[:-1])
+
+
+def test_a_learned_search_with_another_rollout_policy_stays_on_the_reference(monkeypatch):
+    """A roll-out policy other than the uniform or typed one may read more of a state than a
+    board state answers."""
+    from nlmcs.search import rollout
+
+    asked = []
+    real = rollout.Opponents.board_state
+    monkeypatch.setattr(rollout.Opponents, "board_state",
+                        lambda self, *a: asked.append(1) or real(self, *a))
+
+    class Scripted:
+        def choose(self, state, agent, actions, rng):
+            return actions[0]
+
+    game = CivGame(CivConfig.preset("tiny", max_turns=20))
+    state = game.new_initial_state(0)
+    cfg = SearchConfig(rollouts=5, depth=4)
+    for policy, expect in ((Scripted(), False), (None, True)):
+        asked.clear()
+        planner = make_planner("text", game=game, search_config=cfg, seed=0)
+        if policy is not None:
+            planner.core.random_policy = policy
+        planner.choose(state, 0, np.random.default_rng(0))
+        assert bool(asked) is expect
 
 
 def test_a_typed_rollout_stays_on_the_reference(monkeypatch):

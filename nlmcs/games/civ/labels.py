@@ -40,6 +40,13 @@ def agent_labels(s, agent: str) -> tuple[str, ...]:
 def tile_words(s, tile: int) -> tuple[str, ...]:
     """Terrain, special, river, improvements and coast of a tile (cached per improvement state)."""
     imp = s.improvements[tile]
+    words = s.map.label_cache.get(tile * 8 + imp)
+    return words if words is not None else improved_tile_words(s, tile, imp)
+
+
+def improved_tile_words(s, tile: int, imp: int) -> tuple[str, ...]:
+    """`tile_words` of `tile` with improvement bits `imp` (only the map and tables of `s` are
+    read)."""
     key = tile * 8 + imp
     cache = s.map.label_cache
     words = cache.get(key)

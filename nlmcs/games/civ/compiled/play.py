@@ -106,59 +106,94 @@ def compact(U, C, T, G):
 
 
 @njit(cache=True)
-def play_turns(b, mk, rk, am, ar, seats, first, rng, turns):
-    """Play up to `turns` turns on board `b`, player p seated as `seats[p]` = (level, knows the
-    rule): level RANDOM, UNIFORM or a built-in AI level. Players choose in seat order, player
-    `first` (unless -1) before the others. Returns the turns played: fewer when the game ends
-    or the board needs more rows than it has (grow it and call again)."""
+def make_room(U, C, T, G):
+    """Whether the board has room for one more turn, compacting it first if that gives room
+    (otherwise the caller grows it)."""
+    if _room(U, C, G):
+        return True
+    compact(U, C, T, G)
+    return _room(U, C, G)
+
+
+@njit(cache=True)
+def _seat_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALUES,
+                 SITES, AU, AT, NAMES, LV, LF, RESEARCH, seats, p, rng):
+    """(kinds, rows, codes) of seat `seats[p]`'s move for player `p`."""
+    if seats[p, 0] == RANDOM:
+        return random_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT, TR, PR, p, rng)
+    if seats[p, 0] == UNIFORM:
+        return uniform_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT, TR, PR, p, rng)
+    sacred = MS[MS_SACRED] if seats[p, 1] else -1
+    return plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALUES, SITES,
+                AU, AT, NAMES, LV, LF, RESEARCH, p, seats[p, 0], sacred)
+
+
+@njit(cache=True)
+def _play_turn(b, mk, rk, am, ar, seats, first, kinds, rows, chosen, rng):
+    """One turn: every player without a move in `chosen` (an empty entry) chooses, player
+    `first` (unless -1) before the others, then the moves are applied in `player_order` and
+    the turn ends."""
     U, C, PL, T, G = b
     NB, TI, RAD, OUT, MS = mk
     UK, UF, IT, TR, BU, TT, TF, VP, PR = rk
     DIST, VALUES, SITES = am
     AU, AT, NAMES, LV, LF, RESEARCH = ar
     n_players = PL.shape[0]
+    for i in range(-1, n_players):
+        p = first if i < 0 else i
+        if p < 0 or (i >= 0 and p == first) or chosen[p].shape[0] > 0:
+            continue
+        kinds[p], rows[p], chosen[p] = _seat_choice(
+            U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALUES, SITES,
+            AU, AT, NAMES, LV, LF, RESEARCH, seats, p, rng)
+    turn = G[G_TURN]
+    for i in range(n_players):
+        p = (turn + i) % n_players
+        for a in range(kinds[p].shape[0]):
+            code, row = chosen[p][a], rows[p][a]
+            if G[G_OVER] or code < 0:
+                continue
+            if kinds[p][a] == UNIT:
+                apply_unit(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TT, TF, VP, PR, row,
+                           code, rng)
+            elif kinds[p][a] == CITY:
+                apply_city(C, PL, RAD, IT, PR, row, code)
+            else:
+                apply_civ(PL, TR, PR, row, code)
+    end_turn(U, C, PL, T, G, NB, TI, RAD, OUT, MS, UK, IT, TR, BU, TT, PR)
+
+
+@njit(cache=True)
+def play_turns(b, mk, rk, am, ar, seats, first, rng, turns):
+    """Play up to `turns` turns on board `b`, player p seated as `seats[p]` = (level, knows the
+    rule): level RANDOM, UNIFORM or a built-in AI level. Players choose in seat order, player
+    `first` (unless -1) before the others. Returns the turns played: fewer when the game ends
+    or the board needs more rows than it has (grow it and call again)."""
+    U, C, PL, T, G = b
+    n_players = PL.shape[0]
     played = 0
     while played < turns and not G[G_OVER]:
-        if not _room(U, C, G):
-            compact(U, C, T, G)
-            if not _room(U, C, G):
-                return played
+        if not make_room(U, C, T, G):
+            return played
         kinds = [np.empty(0, np.int64) for _ in range(n_players)]
         rows = [np.empty(0, np.int64) for _ in range(n_players)]
         chosen = [np.empty(0, np.int64) for _ in range(n_players)]
-        for i in range(-1, n_players):
-            p = first if i < 0 else i
-            if p < 0 or (i >= 0 and p == first):
-                continue
-            if seats[p, 0] == RANDOM:
-                kinds[p], rows[p], chosen[p] = random_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK,
-                                                             IT, TR, PR, p, rng)
-            elif seats[p, 0] == UNIFORM:
-                kinds[p], rows[p], chosen[p] = uniform_choice(U, C, PL, T, G, NB, TI, RAD, MS,
-                                                              UK, IT, TR, PR, p, rng)
-            else:
-                sacred = MS[MS_SACRED] if seats[p, 1] else -1
-                kinds[p], rows[p], chosen[p] = plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT,
-                                                    TR, TF, VP, PR, DIST, VALUES, SITES, AU, AT,
-                                                    NAMES, LV, LF, RESEARCH, p, seats[p, 0],
-                                                    sacred)
-        turn = G[G_TURN]
-        for i in range(n_players):
-            p = (turn + i) % n_players
-            for a in range(kinds[p].shape[0]):
-                code, row = chosen[p][a], rows[p][a]
-                if G[G_OVER] or code < 0:
-                    continue
-                if kinds[p][a] == UNIT:
-                    apply_unit(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TT, TF, VP, PR, row,
-                               code, rng)
-                elif kinds[p][a] == CITY:
-                    apply_city(C, PL, RAD, IT, PR, row, code)
-                else:
-                    apply_civ(PL, TR, PR, row, code)
-        end_turn(U, C, PL, T, G, NB, TI, RAD, OUT, MS, UK, IT, TR, BU, TT, PR)
+        _play_turn(b, mk, rk, am, ar, seats, first, kinds, rows, chosen, rng)
         played += 1
     return played
+
+
+@njit(cache=True)
+def turn_with(b, mk, rk, am, ar, seats, player, kinds, rows, chosen, rng):
+    """One turn in which `player` plays the given move (an entry per agent: kind, row, code,
+    -1 to wait) and every other player its seat's, chosen after it (`base.step`); the board
+    must have room (`make_room`)."""
+    n_players = b.PL.shape[0]
+    all_kinds = [np.empty(0, np.int64) for _ in range(n_players)]
+    all_rows = [np.empty(0, np.int64) for _ in range(n_players)]
+    all_chosen = [np.empty(0, np.int64) for _ in range(n_players)]
+    all_kinds[player], all_rows[player], all_chosen[player] = kinds, rows, chosen
+    _play_turn(b, mk, rk, am, ar, seats, player, all_kinds, all_rows, all_chosen, rng)
 
 
 def seats_of(policies) -> np.ndarray:
@@ -189,6 +224,13 @@ class Engine:
         self.first = first
         self.mk, self.rk, self.ar = map_consts(like), rule_consts(like), ai_rule(like)
         self.am = ai_map(like) if (self.seats[:, 0] >= 0).any() else no_ai_map()
+
+    def board_game(self, like):
+        """The `board_state.BoardGame` of this engine's seating (`like`: a reference state of
+        its game and map, kept unchanged)."""
+        from nlmcs.games.civ.compiled.board_state import BoardGame
+
+        return BoardGame(like, self)
 
     def play(self, b: Board, turns: int, rng: np.random.Generator) -> tuple[Board, int]:
         """Play `turns` turns or until the game ends, growing the board when it runs out of
