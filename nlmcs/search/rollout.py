@@ -67,11 +67,12 @@ class Opponents:
             return None
         ctx = self._boards.get(player)
         if ctx is None or not ctx.fits(state):
-            fast = self.compiled(state, player)
-            make = getattr(fast, "board_game", None)
-            if make is None:
+            others = self.of(state, player)
+            ctx = self.game.compiled_states(state, [others.get(p) for p in
+                                                    range(state.num_players)], player)
+            if ctx is None:
                 return None
-            ctx = self._boards[player] = make(state.clone())
+            self._boards[player] = ctx
         return ctx.state(state)
 
 

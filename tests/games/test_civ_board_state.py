@@ -8,9 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nlmcs.games.base import UNIFORM_ROLLOUT, step
+from nlmcs.games.base import step
 from nlmcs.games.civ import CivConfig, CivGame, serialize
-from nlmcs.games.civ.compiled.play import Engine
 from nlmcs.games.civ.tables import ATTACK
 
 GAMES = [("tiny", 3, 60, 2), ("small", 2, 80, 2), ("default", 1, 100, 2), ("small", 1, 50, 3)]
@@ -44,9 +43,7 @@ def test_a_board_state_answers_and_plays_as_the_reference(preset, seeds, turns, 
     for seed in range(seeds):
         game = CivGame(CivConfig.preset(preset, max_turns=turns, num_players=players))
         policies = [game.policy("builtin:hard"), *[game.policy("random")] * (players - 1)]
-        boards = {p: Engine(game.new_initial_state(seed), [UNIFORM_ROLLOUT if q == p else pol
-                                                           for q, pol in enumerate(policies)],
-                            first=p).board_game(game.new_initial_state(seed))
+        boards = {p: game.compiled_states(game.new_initial_state(seed), policies, p)
                   for p in range(players)}
         rng = np.random.default_rng(seed)
         s = game.new_initial_state(seed)
@@ -81,8 +78,7 @@ def test_a_board_state_answers_and_plays_as_the_reference(preset, seeds, turns, 
 def test_a_board_state_gives_the_references_words_for_an_action_not_among_its_candidates():
     game = CivGame(CivConfig.preset("tiny", max_turns=20))
     s = game.new_initial_state(0)
-    b = Engine(s, [UNIFORM_ROLLOUT, game.policy("builtin")], first=0).board_game(
-        s.clone()).state(s)
+    b = game.compiled_states(s, [None, game.policy("builtin")], 0).state(s)
     agent, actions = next((a, acts) for a, acts in s.agent_actions(0) if a.startswith("unit"))
     missing = [x for x in ATTACK if x not in actions]  # no enemy next to it at the start
     assert missing

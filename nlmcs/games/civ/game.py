@@ -162,6 +162,19 @@ class CivGame(Game):
             return None
         return Engine(state, policies, first)
 
+    def compiled_states(self, state, policies, player: int):
+        """`compiled.board_state.BoardGame` for these seats, where the compiled engine has
+        them (`compiled_players`)."""
+        from nlmcs.games.base import UNIFORM_ROLLOUT
+
+        seats = [UNIFORM_ROLLOUT if p == player else policy for p, policy in enumerate(policies)]
+        engine = self.compiled_players(state, seats, first=player)
+        if engine is None:
+            return None
+        from nlmcs.games.civ.compiled.board_state import BoardGame
+
+        return BoardGame(state.clone(), engine)
+
     def policy(self, spec: str) -> Policy:
         from nlmcs.games.civ.ai import BuiltinAI
         from nlmcs.games.civ.policies import GreedyPolicy, RandomPolicy

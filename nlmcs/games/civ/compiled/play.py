@@ -225,13 +225,6 @@ class Engine:
         self.mk, self.rk, self.ar = map_consts(like), rule_consts(like), ai_rule(like)
         self.am = ai_map(like) if (self.seats[:, 0] >= 0).any() else no_ai_map()
 
-    def board_game(self, like):
-        """The `board_state.BoardGame` of this engine's seating (`like`: a reference state of
-        its game and map, kept unchanged)."""
-        from nlmcs.games.civ.compiled.board_state import BoardGame
-
-        return BoardGame(like, self)
-
     def play(self, b: Board, turns: int, rng: np.random.Generator) -> tuple[Board, int]:
         """Play `turns` turns or until the game ends, growing the board when it runs out of
         rows; returns the board (a new one if it grew) and the turns played."""
