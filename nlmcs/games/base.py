@@ -14,7 +14,7 @@ tile filled) is dropped, never an error.
 from __future__ import annotations
 
 import abc
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from typing import NamedTuple, Protocol
 
 import numpy as np
@@ -133,6 +133,12 @@ class State(abc.ABC):
         atype = self.action_type
         return [(who, words, atype(a), where)
                 for words, a in zip(self.actions_labels(agent, actions), actions, strict=True)]
+
+    def candidates_key(self, agent: AgentId, actions: Sequence[Action]) -> Hashable | None:
+        """A key that fixes `candidate_labels(agent, actions)` among states of this game and
+        map (equal keys, equal words), which a model may score once per set of weights; None
+        where the state has no such key cheaper than the words themselves."""
+        return None
 
     # --- numbers: for corpus similarity -------------------------------------------------------
     @abc.abstractmethod

@@ -63,7 +63,17 @@ class NetworkEvaluator:
         self.net.reset()
 
     def agent_q(self, state, agent, actions) -> np.ndarray:
-        return self.net.expected_q(_signatures(state, agent, actions))
+        key = state.candidates_key(agent, actions)
+        if key is None:
+            return self.net.expected_q(_signatures(state, agent, actions))
+        # The same candidates with the same words (a situation roll-outs meet again) under the
+        # same weights: the same E[Q], kept until a weight changes (`ScoreCache`).
+        known = self.net.cache.agents
+        found = known.get(key)
+        if found is None:
+            found = known[key] = self.net.expected_q(_signatures(state, agent, actions))
+            found.flags.writeable = False
+        return found
 
     def q_values(self, state, candidates, *, sampled, rng):
         sigs: list[Signature] = []

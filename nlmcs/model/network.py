@@ -62,6 +62,7 @@ class ScoreCache:
     whole_sums: dict = field(default_factory=dict)  # a ranked set's sums, of its whole set
     static_factors: dict = field(default_factory=dict)  # candidate set -> (Wc, 3)
     label_marginals: dict = field(default_factory=dict)  # candidate set -> (marg, flags)
+    agents: dict = field(default_factory=dict)  # `State.candidates_key` -> E[Q] of the candidates
     null: list = field(default_factory=list)  # [NULL's logit], once computed
 
     def clear(self) -> None:

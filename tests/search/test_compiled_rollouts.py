@@ -107,3 +107,28 @@ def test_a_typed_rollout_stays_on_the_reference(monkeypatch):
         make_planner("uct", game=game, search_config=cfg, seed=0).choose(
             state, 0, np.random.default_rng(0))
         assert bool(asked) is expect
+
+
+def test_the_value_of_a_board_agents_candidates_is_kept_until_a_weight_changes():
+    """E[Q] of an agent's candidates on a board is asked once per situation and set of weights:
+    equal to the reference state's, dropped when a weight changes."""
+    from nlmcs.model.evaluator import _signatures
+
+    game = CivGame(CivConfig.preset("small", max_turns=40))
+    state = start_position(game, seed=2, turns=12)
+    planner = make_planner("text", game=game, search_config=SearchConfig(rollouts=20, depth=4),
+                           seed=0)
+    planner.choose(state, 0, np.random.default_rng(0))  # weights learned from 20 roll-outs
+    ev = planner.core.evaluator
+    board = game.compiled_states(state, [None, game.policy("builtin")], 0).state(state)
+    same = board.clone()  # another state in the same situation
+    for (agent, actions), (_, ref_actions) in zip(board.agent_actions(0), state.agent_actions(0),
+                                                  strict=True):
+        q = ev.agent_q(board, agent, actions)
+        assert np.array_equal(q, ev.net.expected_q(_signatures(state, agent, ref_actions)))
+        assert ev.agent_q(same, agent, dict(same.agent_actions(0))[agent]) is q
+    agent, actions = board.agent_actions(0)[-1]
+    q = ev.agent_q(board, agent, actions)
+    ev.net.weights_changed()
+    again = ev.agent_q(board, agent, actions)
+    assert again is not q and np.array_equal(again, q)

@@ -208,6 +208,12 @@ class BoardState(State):
             return super().candidate_labels(agent, actions)
         return found[0].candidate_labels(found[1], actions)
 
+    def candidates_key(self, agent: AgentId, actions) -> tuple | None:
+        found = self._find(agent)
+        if found is None or actions is not found[0].candidates[found[1]][1]:
+            return None
+        return found[0].key(found[1])
+
     def is_terminal(self) -> bool:
         return bool(self.b.G[G_OVER])
 
@@ -265,7 +271,7 @@ class _View:
     """One player's agents on a board in one turn: codes, rows, and labels' facts."""
 
     __slots__ = ("s", "kinds", "rows", "codes", "offsets", "agents", "keys", "candidates",
-                 "index", "_codes", "kind_list")
+                 "index", "_codes", "kind_list", "_keys")
 
     def __init__(self, s: BoardState, player: int):
         ctx, b = s.ctx, s.b
@@ -276,6 +282,7 @@ class _View:
                                      rk.TF, rk.VP, rk.PR, out, offsets, kinds, rows)
         self.s, self.kinds, self.rows, self.offsets = s, kinds, rows, offsets.tolist()
         self.kind_list = kinds.tolist()
+        self._keys: list[tuple | None] = [None] * len(self.kind_list)
         self.agents, self.keys = agents.tolist(), keys.tolist()
         self._codes = out.tolist()
         table, agent_id = ctx.table, ctx.agent_id
@@ -305,10 +312,9 @@ class _View:
         """`State.candidate_labels` of agent `a`, kept by what decides them (the agent's facts
         and its candidates' codes and keys): roll-outs meet the same situations again and
         again."""
-        lo, hi = self.offsets[a], self.offsets[a + 1]
         if actions is not self.candidates[a][1]:
             return State.candidate_labels(self.s, self.candidates[a][0], actions)
-        key = (self.kind_list[a], *self.agents[a], *self._codes[lo:hi], -2, *self.keys[lo:hi])
+        key = self.key(a)
         cache = self.s.ctx.candidates
         found = cache.get(key)
         if found is None:
@@ -317,6 +323,16 @@ class _View:
             who, where = self.agent_labels(a), self.state_labels(a)
             found = cache[key] = [(who, words, action.kind, where) for words, action in
                                   zip(self.action_labels(a, actions), actions, strict=True)]
+        return found
+
+    def key(self, a: int) -> tuple:
+        """What decides agent `a`'s candidates and their words: its kind, its facts, its
+        candidates' codes and keys, and the game and map they are read in (`ctx`)."""
+        found = self._keys[a]
+        if found is None:
+            lo, hi = self.offsets[a], self.offsets[a + 1]
+            found = self._keys[a] = (self.s.ctx, self.kind_list[a], *self.agents[a],
+                                     *self._codes[lo:hi], -2, *self.keys[lo:hi])
         return found
 
     def action_labels(self, a: int, actions) -> list[tuple[str, ...]]:
