@@ -133,8 +133,6 @@ class BoardGame:
 class BoardState(State):
     """A civ state on a board (a roll-out's): the questions a search asks, and `play_turn`."""
 
-    __slots__ = ("ctx", "b", "_view")
-
     def __init__(self, ctx: BoardGame, b: Board):
         self.ctx = ctx
         self.b = b
