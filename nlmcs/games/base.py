@@ -190,9 +190,10 @@ class Game(abc.ABC):
         order after it), as in a search's roll-out; -1: seat order."""
         return None
 
-    def compiled_states(self, state: State, policies: Sequence[Policy], player: int):
+    def compiled_states(self, state: State, policies: Sequence[Policy | None], player: int):
         """A maker of states held in compiled form, for roll-outs in which `player` gives its
-        joint moves and every other player p is `policies[p]`, or None where the game has none.
+        joint moves and every other player p is `policies[p]` (`player`'s entry is not read),
+        or None where the game has none.
         It has `fits(state)` (a state of the same game and map) and `state(state)`: a copy
         of `state` that answers what a search asks and plays a turn with
         `play_turn(player, joint, rng)` (the others choosing after `player`, as in `step`)."""

@@ -5,6 +5,9 @@ player's scripted policy move for up to `depth` turns (through `nlmcs.games.base
 scores the state it ends in. From the depth where the searching player only draws uniform
 roll-out moves (a tree search beyond its tree), the rest is played in one call to the game's
 compiled engine where it has one for these players (`SearchConfig.engine`): the same turns.
+A planner whose `choose` asks only what a board state answers (the MC search with the uniform
+or typed roll-out policy) plays the whole roll-out on the compiled engine's board
+(`Opponents.board_state`, `Game.compiled_states`), its joint moves handed to the board's turn.
 Planners differ only in `choose` (epsilon-greedy on Q, a UCT tree walk, a root bandit) and in
 what they learn from the reward. Roll-out k of real step t draws all its chance from
 `rollout_rng(seed, t, k)`, so a roll-out's result does not depend on the process that runs it.

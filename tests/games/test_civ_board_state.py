@@ -84,3 +84,17 @@ def test_a_board_state_gives_the_references_words_for_an_action_not_among_its_ca
     assert missing
     assert b.actions_labels(agent, missing) == s.actions_labels(agent, missing)
     assert b.action_labels(agent, missing[0]) == s.action_labels(agent, missing[0])
+
+
+def test_a_player_without_a_move_waits_on_the_board_as_in_the_reference():
+    game = CivGame(CivConfig.preset("small", max_turns=40))
+    s = game.new_initial_state(1)
+    policies = [None, game.policy("builtin")]
+    b = game.compiled_states(s, policies, 0).state(s)
+    for joint in ({}, {"civ:0": s.agent_actions(0)[0][1][0]}):
+        ref, board = s.clone(), b.clone()
+        r1, r2 = np.random.default_rng(3), np.random.default_rng(3)
+        step(ref, 0, joint, {1: policies[1]}, r1)
+        board.play_turn(0, joint, r2)
+        assert serialize.state_to_json(board.unpacked()) == serialize.state_to_json(ref)
+        assert r1.random() == r2.random()

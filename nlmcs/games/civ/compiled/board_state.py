@@ -7,7 +7,9 @@ applied in the kernel with the end of turn. Legal actions and labels come from o
 pass per turn and player (`legal.player_actions`, `labels.player_labels`); their words from
 caches keyed by those small integers, built from the reference's own functions, so they are the
 reference's words (`tests/games/test_civ_board_state.py` compares them state by state).
-Everything else a `State` offers is answered by unpacking the board into a reference state.
+The action lists it gives are shared with its caches: read them, do not change them. Turns
+are played whole (`apply_action` and `end_turn` refuse); everything else a `State` offers is
+answered by unpacking the board into a reference state.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from nlmcs.games.base import Action, AgentId, State
 from nlmcs.games.civ import labels as ref_labels
 from nlmcs.games.civ.compiled import codes
 from nlmcs.games.civ.compiled.board import (
+    C_ID,
     G_NU,
     G_OVER,
     G_TURN,
@@ -137,6 +140,7 @@ class BoardState(State):
         self.ctx = ctx
         self.b = b
         self._view: dict[int, _View] = {}
+        self._unpacked = None  # this turn's reference state, once asked for
         if not make_room(b.U, b.C, b.T, b.G):
             self.b = grown(b, 2 * b.U.shape[0] + 16, 2 * b.C.shape[0] + 16)
 
@@ -239,15 +243,17 @@ class BoardState(State):
         e = self.ctx.engine
         turn_with(self.b, e.mk, e.rk, e.am, e.ar, e.seats, player, v.kinds[picked],
                   v.rows[picked], np.array(chosen, np.int64), rng)
-        self._view = {}
+        self._view, self._unpacked = {}, None
         b = self.b
         if not b.G[G_OVER] and not make_room(b.U, b.C, b.T, b.G):
             self.b = grown(b, 2 * b.U.shape[0] + 16, 2 * b.C.shape[0] + 16)
 
     # --- the rest, on a reference state -------------------------------------------------------
     def unpacked(self):
-        """This state as a reference `CivState` (a new one)."""
-        return unpack(self.b, self.ctx.like)
+        """This state as a reference `CivState` (one per turn: read it, do not change it)."""
+        if self._unpacked is None:
+            self._unpacked = unpack(self.b, self.ctx.like)
+        return self._unpacked
 
     def apply_action(self, agent, action, rng) -> bool:
         raise NotImplementedError("a board state plays whole turns (play_turn)")
@@ -268,7 +274,7 @@ class BoardState(State):
 class _View:
     """One player's agents on a board in one turn: codes, rows, and labels' facts."""
 
-    __slots__ = ("s", "kinds", "rows", "codes", "offsets", "agents", "keys", "candidates",
+    __slots__ = ("s", "kinds", "rows", "offsets", "agents", "keys", "candidates",
                  "index", "_codes", "kind_list", "_keys")
 
     def __init__(self, s: BoardState, player: int):
@@ -289,7 +295,7 @@ class _View:
         self.index = {}
         o = self.offsets
         for a, (kind, row) in enumerate(zip(kinds.tolist(), rows.tolist(), strict=True)):
-            key = player if kind == CIV else int(b.C[row, 0] if kind == CITY else ids[row])
+            key = player if kind == CIV else int(b.C[row, C_ID] if kind == CITY else ids[row])
             agent = agent_id(kind, key)
             self.index[agent] = a
             self.candidates.append((agent, [table[c] for c in self._codes[o[a]:o[a + 1]]]))

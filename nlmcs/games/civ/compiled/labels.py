@@ -6,7 +6,7 @@ Per agent: its tile with the tile's improvements (`tile * 8 + improvements`, -1 
 civilization), a bitmask of the situation words, in the reference's word order (`UNIT_FLAGS`,
 `CITY_FLAGS`, `CIV_FLAGS`), and a unit's kind. Per candidate: a key of what the action's words
 depend on (a move: the destination's terrain and city; an attack: also the best defender's
-kind), 0 where the code alone decides them.
+kind; -1 for a step off the map), 0 where the code alone decides them.
 """
 
 from __future__ import annotations

@@ -129,10 +129,10 @@ def _seat_choice(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DI
 
 
 @njit(cache=True)
-def _play_turn(b, mk, rk, am, ar, seats, first, kinds, rows, chosen, rng):
-    """One turn: every player without a move in `chosen` (an empty entry) chooses, player
-    `first` (unless -1) before the others, then the moves are applied in `player_order` and
-    the turn ends."""
+def _play_turn(b, mk, rk, am, ar, seats, first, given, kinds, rows, chosen, rng):
+    """One turn: every player but `given` (-1: none; its move is in `kinds`, `rows`,
+    `chosen`) chooses, player `first` (unless -1) before the others, then the moves are
+    applied in `player_order` and the turn ends."""
     U, C, PL, T, G = b
     NB, TI, RAD, OUT, MS = mk
     UK, UF, IT, TR, BU, TT, TF, VP, PR = rk
@@ -141,7 +141,7 @@ def _play_turn(b, mk, rk, am, ar, seats, first, kinds, rows, chosen, rng):
     n_players = PL.shape[0]
     for i in range(-1, n_players):
         p = first if i < 0 else i
-        if p < 0 or (i >= 0 and p == first) or chosen[p].shape[0] > 0:
+        if p < 0 or (i >= 0 and p == first) or p == given:
             continue
         kinds[p], rows[p], chosen[p] = _seat_choice(
             U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALUES, SITES,
@@ -178,7 +178,7 @@ def play_turns(b, mk, rk, am, ar, seats, first, rng, turns):
         kinds = [np.empty(0, np.int64) for _ in range(n_players)]
         rows = [np.empty(0, np.int64) for _ in range(n_players)]
         chosen = [np.empty(0, np.int64) for _ in range(n_players)]
-        _play_turn(b, mk, rk, am, ar, seats, first, kinds, rows, chosen, rng)
+        _play_turn(b, mk, rk, am, ar, seats, first, -1, kinds, rows, chosen, rng)
         played += 1
     return played
 
@@ -193,7 +193,7 @@ def turn_with(b, mk, rk, am, ar, seats, player, kinds, rows, chosen, rng):
     all_rows = [np.empty(0, np.int64) for _ in range(n_players)]
     all_chosen = [np.empty(0, np.int64) for _ in range(n_players)]
     all_kinds[player], all_rows[player], all_chosen[player] = kinds, rows, chosen
-    _play_turn(b, mk, rk, am, ar, seats, player, all_kinds, all_rows, all_chosen, rng)
+    _play_turn(b, mk, rk, am, ar, seats, player, player, all_kinds, all_rows, all_chosen, rng)
 
 
 def seats_of(policies) -> np.ndarray:
