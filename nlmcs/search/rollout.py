@@ -91,16 +91,13 @@ def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
     asks only what a board state answers, so the whole roll-out may play on the compiled
     engine's board (`Opponents.board_state`)."""
     board = opponents.board_state(root, player) if on_board and leaf is None else None
-    if board is not None:
-        for depth in range(config.depth):
-            if board.is_terminal():
-                break
-            board.play_turn(player, choose(board, depth), rng)
-        return reward(board, player, config.reward, config.reward_weights)
-    state = root.clone()
+    state = root.clone() if board is None else board
     for depth in range(config.depth):
         if state.is_terminal():
             break
+        if board is not None:
+            board.play_turn(player, choose(board, depth), rng)
+            continue
         if uniform_from is not None and uniform_from(depth):
             fast = opponents.compiled(state, player)
             if fast is not None:

@@ -56,6 +56,7 @@ from nlmcs.games.civ.compiled.board import (
     UK_HP,
     UK_MILITARY,
     UK_SETTLERS,
+    kept,
     map_consts,
 )
 from nlmcs.games.civ.compiled.legal import (
@@ -130,49 +131,49 @@ def _all_steps(NB, land):
 
 def ai_map(s) -> AIMap:
     """`AIMap` of `s.map` (built on first use, kept with the map: `MapData.compiled`)."""
+    return kept(s.map.compiled, ("ai", s.map.sacred), lambda: _ai_map(s))
+
+
+def _ai_map(s) -> AIMap:
     m = s.map
-    key = ("ai", m.sacred)  # maps made by `dataclasses.replace` share the dict
-    hit = m.compiled.get(key)
-    if hit is None:
-        if m.n > MAX_TILES:
-            raise ValueError(f"the compiled built-in AI plays maps of up to {MAX_TILES} tiles, "
-                             f"not {m.n}")
-        mk = map_consts(s)
-        values = np.zeros((2, m.n))
-        sites = np.full((2, m.n), -1, dtype=np.int64)
-        for row, sacred in enumerate((-1, m.sacred)):
-            if row == 0 or sacred >= 0:
-                v, good = ref.site_values(s, sacred)
-                values[row] = v
-                sites[row, :len(good)] = good
-        hit = m.compiled[key] = AIMap(_all_steps(mk.NB, mk.TI[:, TI_LAND].copy()), values, sites)
-    return hit
+    if m.n > MAX_TILES:
+        raise ValueError(f"the compiled built-in AI plays maps of up to {MAX_TILES} tiles, "
+                         f"not {m.n}")
+    mk = map_consts(s)
+    values = np.zeros((2, m.n))
+    sites = np.full((2, m.n), -1, dtype=np.int64)
+    for row, sacred in enumerate((-1, m.sacred)):
+        if row == 0 or sacred >= 0:
+            v, good = ref.site_values(s, sacred)
+            values[row] = v
+            sites[row, :len(good)] = good
+    return AIMap(_all_steps(mk.NB, mk.TI[:, TI_LAND].copy()), values, sites)
 
 
 def ai_rule(s) -> AIRule:
     """`AIRule` of `s.game`, built once per game."""
-    game = s.game
-    hit = getattr(game, "_ai_rule", None)
-    if hit is None:
-        T = s.tables
-        units = T.ruleset.units
-        AU = np.array([[u.attack + 0.5 * u.defense + 0.5 * (u.move_rate - 1), u.defense, u.cost]
-                       for u in units], dtype=np.float64).reshape(len(units), 3)
-        AT = np.array([[t.mining_shield, t.irrigation_food, t.road_trade]
-                       for t in T.ruleset.terrains], dtype=np.int64).reshape(-1, 3)
-        index = T.item_by_name
-        NAMES = np.array([index.get(n, -1) for n in ("settlers", "workers", "city walls",
-                                                     "barracks", "granary")], dtype=np.int64)
-        levels = [ref.LEVELS[name] for name in LEVELS]
-        LV = np.array([[lv.defenders, lv.max_cities, lv.min_army, lv.walls, lv.barracks]
-                       for lv in levels], dtype=np.int64)
-        LF = np.array([[lv.attack_odds, lv.offensive_ratio] for lv in levels], dtype=np.float64)
-        RESEARCH = np.full((len(levels), max(1, len(T.tech_names))), -1, dtype=np.int64)
-        for i, lv in enumerate(levels):
-            order = [T.tech_by_name[n] for n in lv.research if n in T.tech_by_name]
-            RESEARCH[i, :len(order)] = order
-        hit = game._ai_rule = AIRule(AU, AT, NAMES, LV, LF, RESEARCH)
-    return hit
+    return kept(vars(s.game), "_ai_rule", lambda: _ai_rule(s))
+
+
+def _ai_rule(s) -> AIRule:
+    T = s.tables
+    units = T.ruleset.units
+    AU = np.array([[u.attack + 0.5 * u.defense + 0.5 * (u.move_rate - 1), u.defense, u.cost]
+                   for u in units], dtype=np.float64).reshape(len(units), 3)
+    AT = np.array([[t.mining_shield, t.irrigation_food, t.road_trade]
+                   for t in T.ruleset.terrains], dtype=np.int64).reshape(-1, 3)
+    index = T.item_by_name
+    NAMES = np.array([index.get(n, -1) for n in ("settlers", "workers", "city walls",
+                                                 "barracks", "granary")], dtype=np.int64)
+    levels = [ref.LEVELS[name] for name in LEVELS]
+    LV = np.array([[lv.defenders, lv.max_cities, lv.min_army, lv.walls, lv.barracks]
+                   for lv in levels], dtype=np.int64)
+    LF = np.array([[lv.attack_odds, lv.offensive_ratio] for lv in levels], dtype=np.float64)
+    RESEARCH = np.full((len(levels), max(1, len(T.tech_names))), -1, dtype=np.int64)
+    for i, lv in enumerate(levels):
+        order = [T.tech_by_name[n] for n in lv.research if n in T.tech_by_name]
+        RESEARCH[i, :len(order)] = order
+    return AIRule(AU, AT, NAMES, LV, LF, RESEARCH)
 
 
 def no_ai_map() -> AIMap:

@@ -82,67 +82,78 @@ tech needed (-1: none) and cost; TR (techs, 1 + most reqs) cost, then the reqs (
 (buildings,) gold upkeep; TT (terrains, 4); TF (terrains,) defence bonus %; VP (2, veteran
 levels) power factor and % chance to rise; PR the PR_ scalars."""
 
-def map_consts(s) -> MapK:
-    """`MapK` of `s.map`, built on first use and kept with the map (`MapData.compiled`)."""
-    m = s.map
-    key = ("board", m.sacred)  # maps made by `dataclasses.replace` share the dict
-    hit = m.compiled.get(key)
+def kept(holder: dict, key, build):
+    """`holder[key]`, made by `build()` the first time: the compiled engine's tables are built
+    once and kept with what they describe (a map's `MapData.compiled`, a game's `vars`)."""
+    hit = holder.get(key)
     if hit is None:
-        terrains = s.tables.ruleset.terrains
-        terr = np.asarray(m.terr, dtype=np.int64)
-        per_terrain = lambda f: np.array([f(t) for t in terrains], dtype=np.int64)[terr]  # noqa: E731
-        TI = np.stack([~np.asarray(m.ocean, dtype=bool), np.asarray(m.riv, dtype=bool),
-                       np.asarray(m.water_source, dtype=bool),
-                       per_terrain(lambda t: t.irrigation_food != 0),
-                       per_terrain(lambda t: t.mining_shield > 0),
-                       per_terrain(lambda t: t.road_time > 0), terr], axis=1).astype(np.int64)
-        width = max(len(r) for r in m.radius)
-        RAD = np.full((m.n, width), -1, dtype=np.int64)
-        for t, r in enumerate(m.radius):
-            RAD[t, :len(r)] = r
-        OUT = np.empty((m.n, 8, 2, 3), dtype=np.int64)
-        for t in range(m.n):
-            for imp in range(8):
-                for centre in (0, 1):
-                    OUT[t, imp, centre] = ref_cities.tile_output(s, t, bool(centre), imp)
-        MS = np.array([m.width, m.height, s.params["citymindist"] - 1, m.sacred], dtype=np.int64)
-        NB = np.asarray(m.neighbors, dtype=np.int64).reshape(m.n, 8)
-        hit = m.compiled[key] = MapK(NB, TI, RAD, OUT, MS)
+        hit = holder[key] = build()
     return hit
+
+
+def map_consts(s) -> MapK:
+    """`MapK` of `s.map`, built on first use and kept with the map (`MapData.compiled`; maps
+    made by `dataclasses.replace` share the dict, hence the sacred terrain in the key)."""
+    return kept(s.map.compiled, ("board", s.map.sacred), lambda: _map_consts(s))
+
+
+def _map_consts(s) -> MapK:
+    m = s.map
+    terrains = s.tables.ruleset.terrains
+    terr = np.asarray(m.terr, dtype=np.int64)
+    per_terrain = lambda f: np.array([f(t) for t in terrains], dtype=np.int64)[terr]  # noqa: E731
+    TI = np.stack([~np.asarray(m.ocean, dtype=bool), np.asarray(m.riv, dtype=bool),
+                   np.asarray(m.water_source, dtype=bool),
+                   per_terrain(lambda t: t.irrigation_food != 0),
+                   per_terrain(lambda t: t.mining_shield > 0),
+                   per_terrain(lambda t: t.road_time > 0), terr], axis=1).astype(np.int64)
+    width = max(len(r) for r in m.radius)
+    RAD = np.full((m.n, width), -1, dtype=np.int64)
+    for t, r in enumerate(m.radius):
+        RAD[t, :len(r)] = r
+    OUT = np.empty((m.n, 8, 2, 3), dtype=np.int64)
+    for t in range(m.n):
+        for imp in range(8):
+            for centre in (0, 1):
+                OUT[t, imp, centre] = ref_cities.tile_output(s, t, bool(centre), imp)
+    MS = np.array([m.width, m.height, s.params["citymindist"] - 1, m.sacred], dtype=np.int64)
+    NB = np.asarray(m.neighbors, dtype=np.int64).reshape(m.n, 8)
+    return MapK(NB, TI, RAD, OUT, MS)
 
 
 def rule_consts(s) -> RuleK:
     """`RuleK` of `s.game`, built once per game."""
+    return kept(vars(s.game), "_rule_consts", lambda: _rule_consts(s))
+
+
+def _rule_consts(s) -> RuleK:
     game = s.game
-    hit = getattr(game, "_rule_consts", None)
-    if hit is None:
-        T = s.tables
-        units, p = T.ruleset.units, T.ruleset.params
-        UK = np.array([[T.unit_military[k], T.unit_can_attack[k], T.unit_can_fortify[k],
-                        T.unit_cities[k], T.unit_settlers[k], T.unit_hp[k], T.unit_moves[k],
-                        u.firepower, u.upkeep_food, T.unit_upkeep_shield[k], u.pop_cost]
-                       for k, u in enumerate(units)], dtype=np.int64).reshape(len(units), 11)
-        UF = np.array([[u.attack, u.defense] for u in units], dtype=np.float64).reshape(-1, 2)
-        IT = np.array([T.item_tech, T.item_costs], dtype=np.int64).T.copy()
-        most = max((len(r) for r in T.tech_reqs), default=0)
-        TR = np.full((len(T.tech_names), 1 + most), -1, dtype=np.int64)
-        for t, reqs in enumerate(T.tech_reqs):
-            TR[t, 0] = T.tech_cost[t]
-            TR[t, 1:1 + len(reqs)] = reqs
-        terrains = T.ruleset.terrains
-        TT = np.array([[t.move_cost, t.irrigation_time, t.mining_time, t.road_time]
-                       for t in terrains], dtype=np.int64).reshape(len(terrains), 4)
-        raise_pct = p["veteran_raise_pct"]
-        VP = np.zeros((2, max(len(game.vet_power), len(raise_pct))), dtype=np.float64)
-        VP[0, :len(game.vet_power)] = game.vet_power
-        VP[1, :len(raise_pct)] = raise_pct
-        PR = np.array([p[k] for k in PARAMS] + [
-            T.n_units, research0(T), T.barracks, T.granary, T.walls, T.default_build,
-            game.sacred_citizens, game.sacred_end, len(raise_pct)], dtype=np.int64)
-        hit = game._rule_consts = RuleK(
-            UK, UF, IT, TR, np.array([b.upkeep for b in T.ruleset.buildings], dtype=np.int64),
-            TT, np.asarray(game.terrain_defense, dtype=np.float64), VP, PR)
-    return hit
+    T = s.tables
+    units, p = T.ruleset.units, T.ruleset.params
+    UK = np.array([[T.unit_military[k], T.unit_can_attack[k], T.unit_can_fortify[k],
+                    T.unit_cities[k], T.unit_settlers[k], T.unit_hp[k], T.unit_moves[k],
+                    u.firepower, u.upkeep_food, T.unit_upkeep_shield[k], u.pop_cost]
+                   for k, u in enumerate(units)], dtype=np.int64).reshape(len(units), 11)
+    UF = np.array([[u.attack, u.defense] for u in units], dtype=np.float64).reshape(-1, 2)
+    IT = np.array([T.item_tech, T.item_costs], dtype=np.int64).T.copy()
+    most = max((len(r) for r in T.tech_reqs), default=0)
+    TR = np.full((len(T.tech_names), 1 + most), -1, dtype=np.int64)
+    for t, reqs in enumerate(T.tech_reqs):
+        TR[t, 0] = T.tech_cost[t]
+        TR[t, 1:1 + len(reqs)] = reqs
+    terrains = T.ruleset.terrains
+    TT = np.array([[t.move_cost, t.irrigation_time, t.mining_time, t.road_time]
+                   for t in terrains], dtype=np.int64).reshape(len(terrains), 4)
+    raise_pct = p["veteran_raise_pct"]
+    VP = np.zeros((2, max(len(game.vet_power), len(raise_pct))), dtype=np.float64)
+    VP[0, :len(game.vet_power)] = game.vet_power
+    VP[1, :len(raise_pct)] = raise_pct
+    PR = np.array([p[k] for k in PARAMS] + [
+        T.n_units, research0(T), T.barracks, T.granary, T.walls, T.default_build,
+        game.sacred_citizens, game.sacred_end, len(raise_pct)], dtype=np.int64)
+    return RuleK(
+        UK, UF, IT, TR, np.array([b.upkeep for b in T.ruleset.buildings], dtype=np.int64),
+        TT, np.asarray(game.terrain_defense, dtype=np.float64), VP, PR)
 
 
 # --- between a reference state and a board ------------------------------------------------------
@@ -203,11 +214,8 @@ def _bits(masks: list[int], width: int) -> np.ndarray:
 
 def _military(s) -> np.ndarray:
     """Per unit kind, 1 for military units (float weights for `np.bincount`)."""
-    game = s.game
-    hit = getattr(game, "_military_weights", None)
-    if hit is None:
-        hit = game._military_weights = np.asarray(s.tables.unit_military, dtype=np.float64)
-    return hit
+    return kept(vars(s.game), "_military_weights",
+                lambda: np.asarray(s.tables.unit_military, dtype=np.float64))
 
 
 def copy(b: Board) -> Board:
@@ -215,8 +223,11 @@ def copy(b: Board) -> Board:
     return Board(b.U.copy(), b.C.copy(), b.PL.copy(), b.T.copy(), b.G.copy())
 
 
-def grown(b: Board, units: int, cities: int) -> Board:
-    """`b` with room for at least `units` unit rows and `cities` city rows."""
+def grown(b: Board, units: int | None = None, cities: int | None = None) -> Board:
+    """`b` with room for at least `units` unit rows and `cities` city rows (by default twice
+    as many as it has, and 16 more: what a turn that ran out of rows gets)."""
+    units = 2 * b.U.shape[0] + 16 if units is None else units
+    cities = 2 * b.C.shape[0] + 16 if cities is None else cities
     U = np.zeros((max(units, b.U.shape[0]), N_UCOLS), dtype=np.int64)
     U[:b.U.shape[0]] = b.U
     C = np.zeros((max(cities, b.C.shape[0]), b.C.shape[1]), dtype=np.int64)

@@ -141,8 +141,13 @@ class BoardState(State):
         self.b = b
         self._view: dict[int, _View] = {}
         self._unpacked = None  # this turn's reference state, once asked for
-        if not make_room(b.U, b.C, b.T, b.G):
-            self.b = grown(b, 2 * b.U.shape[0] + 16, 2 * b.C.shape[0] + 16)
+        self._make_room()
+
+    def _make_room(self) -> None:
+        """Room for the next turn's new units and cities (`play.make_room`, else grown)."""
+        b = self.b
+        if not b.G[G_OVER] and not make_room(b.U, b.C, b.T, b.G):
+            self.b = grown(b)
 
     # --- what the search asks -----------------------------------------------------------------
     def clone(self) -> BoardState:
@@ -244,9 +249,7 @@ class BoardState(State):
         turn_with(self.b, e.mk, e.rk, e.am, e.ar, e.seats, player, v.kinds[picked],
                   v.rows[picked], np.array(chosen, np.int64), rng)
         self._view, self._unpacked = {}, None
-        b = self.b
-        if not b.G[G_OVER] and not make_room(b.U, b.C, b.T, b.G):
-            self.b = grown(b, 2 * b.U.shape[0] + 16, 2 * b.C.shape[0] + 16)
+        self._make_room()
 
     # --- the rest, on a reference state -------------------------------------------------------
     def unpacked(self):

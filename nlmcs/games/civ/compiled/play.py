@@ -233,7 +233,7 @@ class Engine:
             played += play_turns(b, self.mk, self.rk, self.am, self.ar, self.seats, self.first,
                                  rng, turns - played)
             if played < turns and not b.G[G_OVER]:
-                b = grown(b, 2 * b.U.shape[0] + 16, 2 * b.C.shape[0] + 16)
+                b = grown(b)
         return b, played
 
     def play_in_place(self, state, turns: int | None, rng: np.random.Generator) -> int:
