@@ -20,7 +20,8 @@ FIGURES = ("map_tiles", "start_turn", "start_units", "start_cities", "rollouts",
            "turns_per_second_vs_builtin_ai", "clone_microseconds", "peak_rss_mib",
            "legal_us_reference", "legal_us_compiled", "legal_us_compiled_kernel",
            "turns_per_second_compiled", "compiled_speedup", "clone_microseconds_compiled",
-           "turns_per_second_vs_builtin_ai_compiled", "compiled_speedup_vs_builtin_ai")
+           "turns_per_second_vs_builtin_ai_compiled", "compiled_speedup_vs_builtin_ai",
+           "state_vector_us", "recorded_decisions_per_second")
 """What `bench_engine` returns, in order (the columns of `nlmcs bench engine --out`). The
 `legal_us_*` figures time listing every agent's legal actions for both players at the start
 position: the Python reference, the compiled kernel with the conversion of the Python state to
@@ -28,7 +29,10 @@ a board, and the kernel alone (what it costs once the state lives on a board). T
 figures are the same random roll-outs played by the compiled engine (a board copied per
 roll-out, its turns in one call), with random players and with the built-in AI moving the
 opponent; a `compiled_speedup*` divides the compiled turns per second by the reference's, both
-measured in this run."""
+measured in this run. `state_vector_us` is one player's state vector at the start position
+(what the corpus recorder reads before and after every decision, and a corpus prior per
+candidate), `recorded_decisions_per_second` the decisions of `depth` turns of built-in AIs
+from there recorded as a corpus log (`corpus record`'s work per game, file included)."""
 
 
 def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: int = 0,
@@ -86,7 +90,41 @@ def bench_engine(*, game: CivGame, rollouts: int = 200, depth: int = 20, seed: i
         "clone_microseconds_compiled": compiled["clone_microseconds"],
         "turns_per_second_vs_builtin_ai_compiled": compiled_ai["turns_per_second"],
         "compiled_speedup_vs_builtin_ai": compiled_ai["turns_per_second"] / (ai_turns / ai_elapsed),
+        **recording(game, root, depth=depth, seed=seed),
     }
+
+
+def recording(game: CivGame, root, *, depth: int, seed: int, repeat: int = 300
+              ) -> dict[str, float]:
+    """`bench_engine`'s recording figures (see FIGURES)."""
+    import tempfile
+    from pathlib import Path
+
+    from nlmcs.games.record import CorpusRecorder
+    from nlmcs.games.runner import GameHook, play_game
+
+    players = range(root.num_players)
+    t0 = time.perf_counter()
+    for _ in range(repeat):
+        for p in players:
+            root.state_vector(p)
+    vector_us = (time.perf_counter() - t0) / (repeat * len(players)) * 1e6
+
+    class Count(GameHook):
+        decisions = 0
+
+        def on_decision(self, *args) -> None:
+            self.decisions += 1
+
+    count = Count()
+    pols = {p: game.policy("builtin:normal") for p in players}
+    with tempfile.TemporaryDirectory() as tmp:
+        t0 = time.perf_counter()
+        play_game(game, pols, seed=seed, max_turns=depth, state=root.clone(),
+                  hooks=[CorpusRecorder(Path(tmp) / "game.jsonl"), count])
+        elapsed = time.perf_counter() - t0
+    return {"state_vector_us": vector_us,
+            "recorded_decisions_per_second": count.decisions / elapsed}
 
 
 def compiled_rollouts(root, policies, *, rollouts: int, depth: int,

@@ -25,7 +25,8 @@ FORMAT = "nlmcs-corpus/1"
 
 
 def _vec(v: np.ndarray) -> list[float]:
-    return [round(float(x), 5) for x in v]
+    # Most features are counts: a whole number rounds to itself, and the test is cheaper.
+    return [x if x.is_integer() else round(x, 5) for x in np.asarray(v, float).tolist()]
 
 
 def _turn_labels(state: State) -> dict[AgentId, list[str]]:
@@ -44,6 +45,7 @@ class CorpusRecorder(GameHook):
         self.game_id = ""
         self._lines: list[str] = []
         self._labels: dict[AgentId, list[str]] = {}
+        self._last: tuple = (None, None)  # the last decision's vector after it, and as listed
         self.games_written = 0
 
     def _emit(self, obj: dict) -> None:
@@ -82,13 +84,21 @@ class CorpusRecorder(GameHook):
         labels = self._labels.get(agent)
         if labels is None:
             labels = list(state.agent_labels(agent))
+        after = _vec(after_vec)
         self._emit({
             "type": "decision", "game_id": self.game_id, "turn": int(turn), "player": int(player),
             "agent": agent, "agent_labels": labels,
             "action": {"kind": action.kind, "arg": action.arg},
             "action_type": state.action_type(action), "applied": bool(applied),
-            "state_vector": _vec(state_before_vec), "after_vector": _vec(after_vec),
+            "state_vector": self._listed(state_before_vec), "after_vector": after,
         })
+        self._last = (after_vec, after)
+
+    def _listed(self, vec: np.ndarray) -> list[float]:
+        """`_vec` of a vector; the game loop hands a decision's vector after it on as the
+        next one's before (`runner.apply_decisions`), listed once."""
+        last, listed = self._last
+        return listed if vec is last else _vec(vec)
 
     def on_end(self, state: State, result: GameResult) -> None:
         self._emit({

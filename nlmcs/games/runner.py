@@ -82,6 +82,24 @@ def apply_decision(state: State, turn: int, player: int, agent: AgentId, action:
     return applied
 
 
+def apply_decisions(state: State, turn: int, player: int, joint: Mapping[AgentId, Action],
+                    rng: np.random.Generator, watchers: Sequence[GameHook] = ()) -> None:
+    """Apply `player`'s joint action agent by agent, as `apply_decision` does each. Nothing
+    moves between one decision and the next, so the state vector after one is the next one's
+    before: each is computed once (the vectors are most of what recording a game costs)."""
+    if not watchers:
+        for agent, action in joint.items():
+            state.apply_action(agent, action, rng)
+        return
+    before = state.state_vector(player)
+    for agent, action in joint.items():
+        applied = state.apply_action(agent, action, rng)
+        after = state.state_vector(player)
+        for h in watchers:
+            h.on_decision(before, state, turn, player, agent, action, applied, after)
+        before = after
+
+
 def policy_meta(player: int, policy: Policy) -> dict:
     """How the corpus names a player: scripted policies say their kind; anything else (a planner
     wrapped as a policy) counts as "search"."""
@@ -136,8 +154,7 @@ def play_game(
                 h.on_choice(state, p, joint[p])
         turn = state.turn
         for player in state.player_order():
-            for agent, action in joint[player].items():
-                apply_decision(state, turn, player, agent, action, rng, watchers)
+            apply_decisions(state, turn, player, joint[player], rng, watchers)
         state.end_turn(rng)
         played += 1
         for h in hooks:

@@ -51,6 +51,7 @@ def test_bench_engine_appends_a_row_per_run(tmp_path, capsys):
     for r in rows:
         assert r["map"] == "tiny" and r["ruleset"] == "classic" and int(r["cpus"]) >= 1
         assert float(r["turns_per_second"]) > 0 and float(r["peak_rss_mib"]) > 0
+        assert float(r["state_vector_us"]) > 0 and float(r["recorded_decisions_per_second"]) > 0
         assert r["recorded_at"].startswith("20") and r["version"]
         load = float(r["load_before"])
         assert math.isnan(load) or load >= 0

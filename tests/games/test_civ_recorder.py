@@ -56,3 +56,36 @@ def test_recorder_states_are_optional(small_game, tmp_path):
     assert turns and "state" not in turns[0]
     assert rec.games_written == 1
     assert np.isfinite(json.loads(path.read_text().splitlines()[-1])["scores"]).all()
+
+
+def test_vectors_are_written_as_rounded_floats():
+    from nlmcs.games.record import _vec
+
+    rng = np.random.default_rng(0)
+    values = np.concatenate([rng.normal(0, 50, 500), rng.integers(-5, 500, 200), [0.0, -0.0, 1e9,
+                             0.1, 2 / 3, 123456.789, 1e-7]]).astype(np.float32)
+    want = [round(float(x), 5) for x in values]
+    got = _vec(values)
+    assert got == want and [str(x) for x in got] == [str(x) for x in want]
+    assert _vec(np.array([3, 4])) == [3.0, 4.0]
+
+
+def test_each_decision_line_holds_the_vectors_around_it(small_game, tmp_path):
+    # The recorder lists a decision's vector after it once and reuses it as the next one's
+    # before; every line must still hold its own decision's vectors.
+    from nlmcs.games.runner import GameHook
+
+    class Spy(GameHook):
+        def __init__(self):
+            self.vectors = []
+
+        def on_decision(self, before, state, turn, player, agent, action, applied, after):
+            self.vectors.append((before.tolist(), after.tolist()))
+
+    path, spy = tmp_path / "g.jsonl", Spy()
+    pols = {0: small_game.policy("builtin"), 1: small_game.policy("random")}
+    play_game(small_game, pols, seed=3, max_turns=10, hooks=[CorpusRecorder(path), spy])
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    written = [(d["state_vector"], d["after_vector"]) for d in lines if d["type"] == "decision"]
+    rounded = [([round(x, 5) for x in b], [round(x, 5) for x in a]) for b, a in spy.vectors]
+    assert written == rounded and len(written) > 50

@@ -84,3 +84,41 @@ def test_hooks_hear_each_choice_before_any_action_is_played(small_game, monkeypa
                             ("turn", 1), ("choice", 0, 1), ("choice", 1, 1), ("turn end", 2)]
     assert vectors == []  # no hook watches decisions: the loop computes no state vectors
     assert (result.played, result.turns, result.finished, result.winner) == (2, 2, False, None)
+
+
+class Vectors(GameHook):
+    def __init__(self):
+        self.seen = []
+
+    def on_decision(self, before, state, turn, player, agent, action, applied, after):
+        self.seen.append((turn, player, agent, before.copy(), after.copy()))
+
+
+def test_each_decision_gets_its_players_vectors_around_it(small_game):
+    # The loop hands a decision's vector after it on as the next one's before: the same values
+    # as computing both around every decision, across players and turns (3 players, so the
+    # player changes within a turn twice).
+    game = type(small_game)(small_game.config.__class__.preset(
+        "small", ruleset=small_game.config.ruleset, num_players=3))
+    pols = {0: game.policy("builtin"), 1: game.policy("random"), 2: game.policy("builtin:hard")}
+    hook = Vectors()
+    play_game(game, pols, seed=2, max_turns=15, hooks=[hook])
+
+    replay = game.new_initial_state(2)
+    rng = np.random.default_rng(2)
+    want = []
+    for _ in range(15):
+        joint = {p: pols[p].joint_action(replay, p, rng) for p in range(3)}
+        turn = replay.turn
+        for p in replay.player_order():
+            for agent, action in joint[p].items():
+                before = replay.state_vector(p)
+                replay.apply_action(agent, action, rng)
+                want.append((turn, p, agent, before, replay.state_vector(p)))
+        replay.end_turn(rng)
+    assert len(hook.seen) == len(want) > 100
+    for got, exp in zip(hook.seen, want, strict=True):
+        assert got[:3] == exp[:3]
+        assert np.array_equal(got[3], exp[3]) and np.array_equal(got[4], exp[4]), got[:3]
+    # the vectors do change between decisions (a test of reuse needs them to)
+    assert sum(not np.array_equal(g[3], g[4]) for g in hook.seen) > 10

@@ -58,8 +58,8 @@ class Summary:
     enemy_units: list[int]
     on_terrain: list[int]  # own units per terrain
     unit_flags: dict[str, int]  # own units on a river, in cities, fortified, ...
-    own: list[City]
-    enemy: list[City]
+    own: CitySums
+    enemy: CitySums
     worked: dict[str, int]  # worked tiles with irrigation, mine, road, special, river, ocean
     threat: int  # enemy units within 3 tiles of own cities (counted per city)
     nearest: float  # nearest own unit to an enemy city, as a fraction of the map size
@@ -76,63 +76,93 @@ UNIT_FLAGS = ("river", "in_cities", "fortified", "veteran", "wounded", "working"
 WORKED = ("irrigation", "mine", "road", "special", "river", "ocean")
 
 
+class CitySums:
+    """One side's cities and the totals the extractors read, added up in one pass (a vector
+    per decision is most of what recording a game costs)."""
+
+    __slots__ = ("cities", "citizens", "food", "shields", "trade", "unhappy", "growing",
+                 "starving", "building_units", "buildings")
+
+    def __init__(self, cities: list[City], T: Tables):
+        self.cities = cities
+        self.citizens = self.food = self.shields = self.trade = self.unhappy = 0
+        self.growing = self.starving = self.building_units = 0
+        self.buildings = dict.fromkeys((T.barracks, T.granary, T.walls), 0)
+        for c in cities:
+            self.citizens += c.size
+            self.food += c.surplus_food
+            self.shields += c.surplus_shield
+            self.trade += c.trade
+            self.unhappy += c.unhappy
+            self.growing += c.surplus_food > 0
+            self.starving += c.surplus_food < 0
+            self.building_units += c.build < T.n_units
+            for bit in self.buildings:
+                self.buildings[bit] += c.buildings >> bit & 1
+
+    def __len__(self) -> int:
+        return len(self.cities)
+
+
 def summarize(s, player: int) -> Summary:
     T, m = s.tables, s.map
     own_u, enemy_u = [0] * T.n_units, [0] * T.n_units
     on_terrain = [0] * len(T.terrain_names)
-    flags = dict.fromkeys(UNIT_FLAGS, 0)
     hp = [u.hp for u in T.ruleset.units]
     w = m.width
-    enemy_tiles = []
+    own_tiles, enemy_tiles = [], []
+    terr, riv, city_at = m.terr, m.riv, s.city_at
+    river = in_cities = fortified = veteran = wounded = working = near_enemy = 0
     for u in s.units.values():
         if u.owner == player:
+            t = u.tile
+            own_tiles.append(t)
             own_u[u.kind] += 1
-            on_terrain[m.terr[u.tile]] += 1
-            flags["river"] += m.riv[u.tile]
-            flags["in_cities"] += u.tile in s.city_at
-            flags["fortified"] += u.activity in (FORTIFYING, FORTIFIED)  # an order counts at once
-            flags["veteran"] += u.vet > 0
-            flags["wounded"] += u.hp < hp[u.kind]
-            flags["working"] += u.activity in BUSY
+            on_terrain[terr[t]] += 1
+            river += riv[t]
+            in_cities += t in city_at
+            fortified += u.activity in (FORTIFYING, FORTIFIED)  # an order counts at once
+            veteran += u.vet > 0
+            wounded += u.hp < hp[u.kind]
+            working += u.activity in BUSY
         else:
             enemy_u[u.kind] += 1
             enemy_tiles.append(u.tile)
-    enemy_set = set(enemy_tiles)
-    if enemy_set:
-        for u in s.units.values():
-            if u.owner == player and any(nb in enemy_set for nb in m.neighbors[u.tile]):
-                flags["near_enemy"] += 1
+    if enemy_tiles:
+        enemy_set, neighbors = set(enemy_tiles), m.neighbors
+        near_enemy = sum(1 for t in own_tiles if not enemy_set.isdisjoint(neighbors[t]))
+    flags = dict(zip(UNIT_FLAGS, (river, in_cities, fortified, veteran, wounded, working,
+                                  near_enemy), strict=True))
     own = [c for c in s.cities.values() if c.owner == player]
     enemy = [c for c in s.cities.values() if c.owner != player]
-    worked = dict.fromkeys(WORKED, 0)
+    irrigated = mined = roads = special = rivers = ocean = 0
+    imps, res, sea = s.improvements, m.res, m.ocean
     for c in own:
         for t in c.worked[1:]:
-            imp = s.improvements[t]
-            worked["irrigation"] += bool(imp & IRRIGATION)
-            worked["mine"] += bool(imp & MINE)
-            worked["road"] += bool(imp & ROAD)
-            worked["special"] += m.res[t] >= 0
-            worked["river"] += m.riv[t]
-            worked["ocean"] += m.ocean[t]
+            imp = imps[t]
+            irrigated += bool(imp & IRRIGATION)
+            mined += bool(imp & MINE)
+            roads += bool(imp & ROAD)
+            special += res[t] >= 0
+            rivers += riv[t]
+            ocean += sea[t]
+    worked = dict(zip(WORKED, (irrigated, mined, roads, special, rivers, ocean), strict=True))
     threat = 0
-    for c in own:
-        cx, cy = c.tile % w, c.tile // w
-        threat += sum(1 for t in enemy_tiles if max(abs(t % w - cx), abs(t // w - cy)) <= 3)
+    if enemy_tiles:
+        enemy_xy = [(t % w, t // w) for t in enemy_tiles]
+        for c in own:
+            cx, cy = c.tile % w, c.tile // w
+            threat += sum(1 for x, y in enemy_xy if -3 <= x - cx <= 3 and -3 <= y - cy <= 3)
     nearest = 0.0
-    if enemy:
-        own_tiles = [u.tile for u in s.units.values() if u.owner == player]
-        if own_tiles:
-            nearest = min(max(abs(a % w - c.tile % w), abs(a // w - c.tile // w))
-                          for a in own_tiles for c in enemy) / max(w, m.height)
-    return Summary(s, player, own_u, enemy_u, on_terrain, flags, own, enemy, worked, threat,
-                   nearest)
+    if enemy and own_tiles:
+        city_xy = [(c.tile % w, c.tile // w) for c in enemy]
+        nearest = min(max(abs(a % w - x), abs(a // w - y))
+                      for a in set(own_tiles) for x, y in city_xy) / max(w, m.height)
+    return Summary(s, player, own_u, enemy_u, on_terrain, flags, CitySums(own, T),
+                   CitySums(enemy, T), worked, threat, nearest)
 
 
 Extractor = Callable[[Summary], float]
-
-
-def _bsum(cities: list[City], bit: int) -> int:
-    return sum(c.buildings >> bit & 1 for c in cities)
 
 
 def extractors(T: Tables) -> list[tuple[str, Extractor]]:
@@ -146,14 +176,14 @@ def extractors(T: Tables) -> list[tuple[str, Extractor]]:
     out += [
         ("own_cities", lambda x: len(x.own)),
         ("enemy_cities", lambda x: len(x.enemy)),
-        ("own_citizens", lambda x: sum(c.size for c in x.own)),
-        ("enemy_citizens", lambda x: sum(c.size for c in x.enemy)),
-        ("own_food", lambda x: sum(c.surplus_food for c in x.own)),
-        ("own_shields", lambda x: sum(c.surplus_shield for c in x.own)),
-        ("own_trade", lambda x: sum(c.trade for c in x.own)),
-        ("enemy_food", lambda x: sum(c.surplus_food for c in x.enemy)),
-        ("enemy_shields", lambda x: sum(c.surplus_shield for c in x.enemy)),
-        ("enemy_trade", lambda x: sum(c.trade for c in x.enemy)),
+        ("own_citizens", lambda x: x.own.citizens),
+        ("enemy_citizens", lambda x: x.enemy.citizens),
+        ("own_food", lambda x: x.own.food),
+        ("own_shields", lambda x: x.own.shields),
+        ("own_trade", lambda x: x.own.trade),
+        ("enemy_food", lambda x: x.enemy.food),
+        ("enemy_shields", lambda x: x.enemy.shields),
+        ("enemy_trade", lambda x: x.enemy.trade),
         ("own_techs", lambda x: x.pl.techs.bit_count()),
         ("enemy_techs", lambda x: max((x.s.players[p].techs.bit_count() for p in x.others()),
                                       default=0)),
@@ -169,15 +199,15 @@ def extractors(T: Tables) -> list[tuple[str, Extractor]]:
             for f in UNIT_FLAGS]
     out += [(f"worked_{f}", lambda x, f=f: x.worked[f]) for f in WORKED]
     out += [
-        ("own_barracks", lambda x: _bsum(x.own, T.barracks)),
-        ("own_granary", lambda x: _bsum(x.own, T.granary)),
-        ("own_walls", lambda x: _bsum(x.own, T.walls)),
-        ("enemy_walls", lambda x: _bsum(x.enemy, T.walls)),
-        ("own_unhappy", lambda x: sum(c.unhappy for c in x.own)),
-        ("own_growing_cities", lambda x: sum(1 for c in x.own if c.surplus_food > 0)),
-        ("own_starving_cities", lambda x: sum(1 for c in x.own if c.surplus_food < 0)),
-        ("own_building_units", lambda x: sum(1 for c in x.own if c.build < T.n_units)),
-        ("own_building_improvements", lambda x: sum(1 for c in x.own if c.build >= T.n_units)),
+        ("own_barracks", lambda x: x.own.buildings[T.barracks]),
+        ("own_granary", lambda x: x.own.buildings[T.granary]),
+        ("own_walls", lambda x: x.own.buildings[T.walls]),
+        ("enemy_walls", lambda x: x.enemy.buildings[T.walls]),
+        ("own_unhappy", lambda x: x.own.unhappy),
+        ("own_growing_cities", lambda x: x.own.growing),
+        ("own_starving_cities", lambda x: x.own.starving),
+        ("own_building_units", lambda x: x.own.building_units),
+        ("own_building_improvements", lambda x: len(x.own) - x.own.building_units),
         ("enemy_units_near_own_cities", lambda x: x.threat),
         ("nearest_enemy_city_distance", lambda x: x.nearest),
     ]  # fmt: skip
