@@ -11,7 +11,6 @@ again from its own caches (`Batch.restored`).
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -63,9 +62,6 @@ class Batch:
 
 FLAG_BITS = np.array([1, 2, 4], np.int64)
 """A word's three flags as one number 0..7."""
-
-_ROW_Q_CACHE: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-"""Per `FeatureRows`: each signature's row-Q pieces (`_sig_row_q`), weight-free like them."""
 
 _INTS = np.zeros(0, np.int64)
 
@@ -248,7 +244,7 @@ def _shifted(parts: list, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, 
 def _sig_row_q(rows: FeatureRows, sig) -> tuple:
     """(rows, game slots, language rows, predicate rows, candidate words) of one signature,
     indexed from 0; kept per signature like its features."""
-    cache = _ROW_Q_CACHE.setdefault(rows, {})
+    cache = rows.row_q
     found = cache.get(sig)
     if found is None:
         if len(cache) > 50000:  # bound memory over long games

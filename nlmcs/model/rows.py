@@ -180,6 +180,9 @@ class FeatureRows:
         self._features: dict[Signature, SigFeatures] = {}
         self._parts: dict[tuple, Part] = {}
         self._templates: dict[tuple, tuple] = {}  # weight-free row layouts shared by signatures
+        # each signature's row-Q pieces (`nlmcs.model.batch`), weight-free like the rest; kept
+        # here, not in a weak dictionary, whose callbacks swallow a signal that lands in them
+        self.row_q: dict = {}
         self._stem_masks: dict[str, np.ndarray | None] = {}
         lab = np.arange(3, dtype=np.uint64)
         self.null_slots = slots(mix(T.NULL, np.array([0, 1], np.uint64)), b)
