@@ -99,7 +99,7 @@ class RolloutCore:
             return joint
 
         r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng,
-                    on_board=self.on_board)
+                    on_board=self.on_board, when=(step, seed))
         return RolloutResult(index, r, first, self.evaluator.prepare(datapoints))
 
     def root_bias(self, root: State, player: int, when: tuple = ()

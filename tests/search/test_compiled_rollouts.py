@@ -132,3 +132,23 @@ def test_the_value_of_a_board_agents_candidates_is_kept_until_a_weight_changes()
     ev.net.weights_changed()
     again = ev.agent_q(board, agent, actions)
     assert again is not q and np.array_equal(again, q)
+
+
+def test_a_steps_roll_outs_start_from_one_packed_board(monkeypatch):
+    """The root of a real step goes onto a board once and each roll-out copies it; the next
+    step (the same state object, played on in place) is packed anew."""
+    from nlmcs.games.civ.compiled.board_state import BoardGame
+
+    packed = []
+    real = BoardGame.packed
+    monkeypatch.setattr(BoardGame, "packed", lambda self, s: packed.append(s.turn) or real(self, s))
+    game = CivGame(CivConfig.preset("small", max_turns=40))
+    state = start_position(game, seed=2, turns=12)
+    planner = make_planner("text", game=game, search_config=SearchConfig(rollouts=20, depth=4),
+                           seed=0)
+    rng = np.random.default_rng(0)
+    for _ in range(2):
+        move = planner.choose(state, 0, rng)
+        state.apply_joint_actions({0: move, 1: game.policy("builtin").joint_action(state, 1, rng)},
+                                  rng)
+    assert packed == [12, 13]

@@ -71,6 +71,14 @@ class BoardGame:
         """A board state holding reference state `s` (a copy)."""
         return BoardState(self, pack(s))
 
+    def packed(self, s) -> Board:
+        """Reference state `s` on a board, for `copied`."""
+        return pack(s)
+
+    def copied(self, b: Board) -> BoardState:
+        """A board state holding a copy of `b` (a board of this game: `packed`)."""
+        return BoardState(self, copy(b))
+
     def agent_id(self, kind: int, key: int) -> str:
         found = self.agent_ids.get((kind, key))
         if found is None:
