@@ -273,16 +273,20 @@ def bench_cli(args: argparse.Namespace) -> int:
     return 0
 
 
-def step_columns(parts) -> tuple[str, ...]:
-    """The columns of `nlmcs bench step --out` after the context ones: a row per timed step."""
-    split = [f"{name}_{what}" for name in parts for what in ("seconds", "calls")]
+def step_columns(parts, later: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The columns of `nlmcs bench step --out` after the context ones: a row per timed step;
+    the `later` parts' columns come last."""
+    def split(names):
+        return [f"{name}_{what}" for name in names for what in ("seconds", "calls")]
+
     return ("method", "rollouts", "depth", "workers", "backend", "seed", "start_turn", "step",
-            "seconds", *split, "rest_seconds", "replay_seconds", "replay_same", "engine")
+            "seconds", *split([p for p in parts if p not in later]), "rest_seconds",
+            "replay_seconds", "replay_same", "engine", *split(later))
 
 
 def bench_step_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.bench_record import BenchLog
-    from nlmcs.experiments.bench_step import PARTS, bench_step, rollout_spread
+    from nlmcs.experiments.bench_step import LATER_PARTS, PARTS, bench_step, rollout_spread
     from nlmcs.experiments.positions import start_position
 
     method = get_method(args.method)
@@ -293,7 +297,8 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     if scfg.workers != 1:
         raise UserInputError("--workers: `nlmcs bench step` times one worker (it prints what "
                              "more could give at best); `nlmcs bench search` times several")
-    log = BenchLog(args.out, step_columns(PARTS))  # a bad --out is refused before any work
+    columns = step_columns(PARTS, LATER_PARTS)
+    log = BenchLog(args.out, columns)  # a bad --out is refused before any work
     game = simulated_game(args)
     state = start_position(game, seed=args.seed, turns=args.start_turn)
     planner = make_planner(method.name, game=game, manual=args.manual,
@@ -308,12 +313,12 @@ def bench_step_cli(args: argparse.Namespace) -> int:
         print(f"step {k + 1}: {row.seconds:.2f} s", flush=True)
         split = {f"{name}_{what}": getattr(row, attr).get(name, 0)
                  for name in PARTS for what, attr in (("seconds", "parts"), ("calls", "calls"))}
-        log.record({"method": method.name, "rollouts": scfg.rollouts, "depth": scfg.depth,
-                    "workers": scfg.workers, "backend": mcfg.backend, "seed": args.seed,
-                    "start_turn": args.start_turn, "step": k + 1, "seconds": row.seconds,
-                    **split, "rest_seconds": row.rest,
-                    "replay_seconds": row.replay_seconds, "replay_same": row.replay_same,
-                    "engine": scfg.engine})
+        fields = {"method": method.name, "rollouts": scfg.rollouts, "depth": scfg.depth,
+                  "workers": scfg.workers, "backend": mcfg.backend, "seed": args.seed,
+                  "start_turn": args.start_turn, "step": k + 1, "seconds": row.seconds,
+                  **split, "rest_seconds": row.rest, "replay_seconds": row.replay_seconds,
+                  "replay_same": row.replay_same, "engine": scfg.engine}
+        log.record({c: fields[c] for c in columns})
 
     try:
         rows = bench_step(planner, state, steps=args.steps, seed=args.seed, on_step=on_step)
@@ -331,8 +336,9 @@ def bench_step_cli(args: argparse.Namespace) -> int:
         print(f"{label:<40}{calls:>9.0f}{sec:>9.3f}{1e6 * sec / calls:>9.1f}"
               f"{100 * sec / total:>6.1f}%")
     rest = sum(r.rest for r in rows) / n
-    print(f"{'engine, roll-out loop (the rest)':<40}{'':>9}{rest:>9.3f}{'':>9}"
-          f"{100 * rest / total:>6.1f}%")
+    rest_name = ("roll-out loop (the rest)" if any(r.calls.get("board") for r in rows)
+                 else "engine, roll-out loop (the rest)")
+    print(f"{rest_name:<40}{'':>9}{rest:>9.3f}{'':>9}{100 * rest / total:>6.1f}%")
     print(f"{'step':<40}{'':>9}{total:>9.3f}")
     replay_s = sum(r.replay_seconds for r in rows) / n
     same = all(r.replay_same for r in rows)

@@ -34,25 +34,44 @@ PARTS = {
     "learn": "learning sweeps",
     "opponent": "opponent's moves in roll-outs",
     "prior": "policy prior (text reader, corpus)",
+    "board": "engine on the board (moves, labels)",
 }
-"""The parts a step is split into, in print order, with their names in the table."""
+"""The parts a step is split into, in print order, with their names in the table. Each part's
+seconds leave out the parts timed inside it (the board's labels asked for inside Q of
+candidates count as the board's)."""
+
+LATER_PARTS = ("board",)
+"""Parts that joined `nlmcs bench step --out`'s table after its first columns: theirs come
+last, so older tables still take new rows."""
+
+BOARD_CALLS = ("agent_actions", "candidates_key", "candidate_labels", "actions_labels",
+               "action_labels", "state_labels", "agent_labels", "play_turn", "is_terminal",
+               "winner", "score", "stats")
+"""What a roll-out asks of a board state: the compiled engine's part of a step."""
 
 
 class Stopwatch:
-    """Seconds and calls per part, cleared at the start of every real step."""
+    """Seconds and calls per part, cleared at the start of every real step. A part's seconds
+    leave out those of the parts timed inside it, so the parts add up to no more than the
+    step."""
 
     def __init__(self):
         self.seconds: Counter = Counter()
         self.calls: Counter = Counter()
-        self.last = 0.0  # seconds of the last call timed
+        self.last = 0.0  # seconds of the last call timed, the parts inside it included
+        self._inside = [0.0]  # per open call: seconds of the timed calls inside it
 
     def run(self, name: str, fn, *args, **kwargs):
+        self._inside.append(0.0)
         t = time.perf_counter()
-        out = fn(*args, **kwargs)
-        self.last = time.perf_counter() - t
-        self.seconds[name] += self.last
-        self.calls[name] += 1
-        return out
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            self.last = time.perf_counter() - t
+            inside = self._inside.pop()
+            self._inside[-1] += self.last
+            self.seconds[name] += self.last - inside
+            self.calls[name] += 1
 
     def clear(self) -> None:
         self.seconds.clear()
@@ -125,9 +144,13 @@ class TimedOpponents:
         self._timed: dict[int, _TimedPolicy] = {}
 
     def __getattr__(self, name):
-        # Roll-outs on the compiled engine's board (`board_state`) move the opponent inside
-        # the engine's call: its moves are then part of "the rest".
         return getattr(self.inner, name)
+
+    def board_state(self, *args, **kwargs):
+        """The roll-out's board state with what the search asks of it timed ("board"; the
+        opponent moves inside the board's turn, so its moves are the board's there)."""
+        board = self.inner.board_state(*args, **kwargs)
+        return None if board is None else TimedBoard(board, self.clock)
 
     def of(self, state, player: int) -> dict:
         out = {}
@@ -137,6 +160,21 @@ class TimedOpponents:
                 timed = self._timed[id(policy)] = _TimedPolicy(policy, self.clock)
             out[p] = timed
         return out
+
+
+class TimedBoard:
+    """A board state whose answers to the search (`BOARD_CALLS`) are timed as "board"."""
+
+    def __init__(self, inner, clock: Stopwatch):
+        self.inner = inner
+        self.clock = clock
+
+    def __getattr__(self, name):
+        found = getattr(self.inner, name)
+        if name not in BOARD_CALLS:
+            return found
+        clock = self.clock
+        return lambda *args, **kwargs: clock.run("board", found, *args, **kwargs)
 
 
 class _TimedPolicy:

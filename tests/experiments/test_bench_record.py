@@ -13,7 +13,7 @@ from nlmcs.commands.game import ENGINE_OPTIONS
 from nlmcs.commands.play import SEARCH_COLUMNS, step_columns
 from nlmcs.experiments.bench_engine import FIGURES, bench_engine
 from nlmcs.experiments.bench_record import CONTEXT_COLUMNS
-from nlmcs.experiments.bench_step import PARTS
+from nlmcs.experiments.bench_step import LATER_PARTS, PARTS
 from nlmcs.games.civ import CivConfig, CivGame
 
 ENGINE = ["bench", "engine", "--rollouts", "2", "--depth", "2", "--midgame-turns", "3",
@@ -103,7 +103,8 @@ def test_bench_step_appends_a_row_per_timed_step(tmp_path, capsys):
     assert main([*step, "--method", "text", "--steps", "1"]) == 0
     assert f"rows appended to {out}" in capsys.readouterr().out
     header, rows = _rows(out)
-    assert header == [*CONTEXT_COLUMNS, *step_columns(PARTS)]
+    assert header == [*CONTEXT_COLUMNS, *step_columns(PARTS, LATER_PARTS)]
+    assert header[-2:] == ["board_seconds", "board_calls"]  # after the older columns
     assert [(r["method"], r["step"]) for r in rows] == [("linear", "1"), ("linear", "2"),
                                                         ("text", "1")]
     for r in rows:

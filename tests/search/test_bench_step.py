@@ -1,6 +1,8 @@
 """`nlmcs bench step`: timing a step's parts must not change the step, and its replay check must
 be able to fail."""
 
+import time
+
 import numpy as np
 import pytest
 from toy_game import ToyGame, make_manual
@@ -9,6 +11,7 @@ from nlmcs.cli import main
 from nlmcs.experiments.bench_step import (
     PARTS,
     StepTimes,
+    Stopwatch,
     bench_step,
     makespan,
     replay,
@@ -108,3 +111,36 @@ def test_ceiling_waits_for_each_batch_and_repeats_its_learning():
     assert bare.ceiling(2) == pytest.approx((10.5 - 0.4) / 2 + 0.4)
     assert rollout_spread([row]) == pytest.approx((2000.0, 2700.0, 3000.0))
     assert rollout_spread([bare]) is None
+
+
+def test_a_part_timed_inside_another_is_counted_once():
+    clock = Stopwatch()
+
+    def outer():
+        time.sleep(0.02)
+        clock.run("inner", time.sleep, 0.03)
+
+    clock.run("outer", outer)
+    assert clock.seconds["inner"] >= 0.03 and 0.02 <= clock.seconds["outer"] < 0.03
+    assert clock.last >= 0.05  # the outer call, all of it
+    assert clock.calls == {"outer": 1, "inner": 1}
+
+
+def test_a_step_on_the_board_times_the_engine_apart(tmp_path, capsys):
+    # The civ game's learned roll-outs play on the compiled engine's board: what they ask of
+    # it is the "board" part, taken out of Q of candidates and the rest, and the parts still
+    # add up to the step.
+    from nlmcs.experiments.positions import start_position
+    from nlmcs.games.civ import CivConfig, CivGame
+
+    game = CivGame(CivConfig.preset("small", max_turns=30))
+    state = start_position(game, seed=1, turns=8)
+    planner = make_planner("text", game=game, search_config=SearchConfig(rollouts=8, depth=4),
+                           seed=0)
+    rows = bench_step(planner, state, steps=1, seed=0)
+    planner.close()
+    row = rows[0]
+    assert row.calls["board"] > 8 * 4 and row.parts["board"] > 0
+    assert "opponent" not in row.calls  # the opponent moves inside the board's turn
+    assert 0 < sum(row.parts.values()) < row.seconds and row.rest > 0
+    assert row.replay_same
