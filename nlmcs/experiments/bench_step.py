@@ -2,8 +2,10 @@
 
 Library side of `nlmcs bench step`. The planner runs in this process (one worker) with its
 evaluator and its roll-outs' opponents behind a stopwatch (`TimedEvaluator`, `TimedOpponents`):
-the network's jobs and the opponent's moves are timed where they happen, and what is left of
-the step is the engine applying the moves and the roll-out loop. The step's roll-outs are then
+the network's jobs and the opponent's moves are timed where they happen, and so is, where the
+roll-outs play on the compiled engine's board, everything they ask of it (`TimedBoard`); what is
+left of the step is the roll-out loop and, on the Python engine, the engine applying the moves
+and answering the search's questions. The step's roll-outs are then
 learned again from the weights the step started with (`replay`): the sweeps timed alone, which
 is steadier than a whole step on a busy machine, and a check that the replay ends on the
 step's weights to the last bit.
@@ -38,16 +40,20 @@ PARTS = {
 }
 """The parts a step is split into, in print order, with their names in the table. Each part's
 seconds leave out the parts timed inside it (the board's labels asked for inside Q of
-candidates count as the board's)."""
+candidates count as the board's). Rows written before the "board" part existed (their
+`board_*` cells empty) counted the board inside Q of candidates, the datapoints and the
+rest."""
 
 LATER_PARTS = ("board",)
 """Parts that joined `nlmcs bench step --out`'s table after its first columns: theirs come
 last, so older tables still take new rows."""
 
-BOARD_CALLS = ("agent_actions", "candidates_key", "candidate_labels", "actions_labels",
-               "action_labels", "state_labels", "agent_labels", "play_turn", "is_terminal",
-               "winner", "score", "stats")
-"""What a roll-out asks of a board state: the compiled engine's part of a step."""
+BOARD_CALLS = ("agents", "agent_actions", "legal_actions", "candidates_key",
+               "candidate_labels", "actions_labels", "action_labels", "state_labels",
+               "agent_labels", "action_type", "play_turn", "is_terminal", "winner", "score",
+               "stats", "clone")
+"""What a roll-out asks of a board state: with the board made for it, the compiled engine's
+part of a step."""
 
 
 class Stopwatch:
@@ -149,7 +155,7 @@ class TimedOpponents:
     def board_state(self, *args, **kwargs):
         """The roll-out's board state with what the search asks of it timed ("board"; the
         opponent moves inside the board's turn, so its moves are the board's there)."""
-        board = self.inner.board_state(*args, **kwargs)
+        board = self.clock.run("board", self.inner.board_state, *args, **kwargs)
         return None if board is None else TimedBoard(board, self.clock)
 
     def of(self, state, player: int) -> dict:
@@ -209,7 +215,8 @@ class StepTimes:
 
     @property
     def rest(self) -> float:
-        """The engine applying the moves and the roll-out loop: the step less the parts."""
+        """The step less the parts: the roll-out loop, and on the Python engine the engine
+        applying the moves and answering the search's questions."""
         return self.seconds - sum(self.parts.values())
 
     def ceiling(self, workers: int) -> float:

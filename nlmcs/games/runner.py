@@ -2,7 +2,8 @@
 
 Every caller that plays whole turns (corpus recording, `nlmcs play`, `nlmcs game play|series`,
 benchmark positions) goes through `play_game`; the browser server, whose turns are driven by
-requests, shares its decision step (`apply_decision`). The loop asks the players for their joint
+requests, applies each order with `apply_decision`, which tells the hooks what the loop's
+`apply_decisions` tells them for a whole joint action. The loop asks the players for their joint
 actions in seat order, then applies them one agent at a time in exactly the order
 `State.apply_joint_actions` uses (players in turn-rotating order, agents in the order the policy
 returned them), so a hook sees the state vector before and after each decision; this is what the
@@ -55,7 +56,8 @@ class GameHook:
     def on_decision(self, state_before_vec: np.ndarray, state: State, turn: int, player: int,
                     agent: AgentId, action: Action, applied: bool,
                     after_vec: np.ndarray) -> None:
-        """After one agent's action, with `player`'s state vectors before and after it."""
+        """After one agent's action, with `player`'s state vectors before and after it (read
+        them, do not change them: the loop hands the one after on as the next one's before)."""
 
     def on_turn_end(self, state: State) -> None:
         """After the turn closed (`State.end_turn`)."""
@@ -87,14 +89,16 @@ def apply_decisions(state: State, turn: int, player: int, joint: Mapping[AgentId
     """Apply `player`'s joint action agent by agent, as `apply_decision` does each. Nothing
     moves between one decision and the next, so the state vector after one is the next one's
     before: each is computed once (the vectors are most of what recording a game costs)."""
-    if not watchers:
+    if not watchers or not joint:
         for agent, action in joint.items():
             state.apply_action(agent, action, rng)
         return
     before = state.state_vector(player)
+    before.flags.writeable = False
     for agent, action in joint.items():
         applied = state.apply_action(agent, action, rng)
         after = state.state_vector(player)
+        after.flags.writeable = False  # every watcher gets it twice: after this, before the next
         for h in watchers:
             h.on_decision(before, state, turn, player, agent, action, applied, after)
         before = after

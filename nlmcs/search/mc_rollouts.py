@@ -67,7 +67,8 @@ class RolloutCore:
         self.evaluator = evaluator
         self.config = config
         self.prior = prior
-        self._bias_key: tuple | None = None  # the (root, player, step, seed) of the cached bias
+        self._bias_key: tuple | None = None  # the (player, step, seed) of the cached bias
+        self._bias_root: State | None = None  # and its root (the object: ids are reused)
         self._bias: dict[AgentId, np.ndarray] = {}
         self.random_policy = rollout_policy or make_rollout_policy(config.rollout,
                                                                    config.type_weights)
@@ -108,14 +109,14 @@ class RolloutCore:
         (`when`): a game played in place passes the same state object at every step."""
         if self.prior is None:
             return {}
-        key = (id(root), player, *when)
-        if self._bias_key != key:
+        key = (player, *when)
+        if self._bias_root is not root or self._bias_key != key:
             self._bias = {}
             for agent, actions in root.agent_actions(player):
                 values = self.prior(root, agent, actions)
                 if values is not None and actions:
                     self._bias[agent] = policy(values, len(actions), self.config.prior_floor)
-            self._bias_key = key
+            self._bias_root, self._bias_key = root, key
         return self._bias
 
     def joint_move(self, state, player, eps, rng, *, learn: bool, datapoints: list,

@@ -41,7 +41,7 @@ class Opponents:
         self.engine = engine
         self._policies: dict[int, Policy] = {}
         self._boards: dict[int, object] = {}  # per searching player: its board states' context
-        self._root: tuple = ((), None, None)  # (key, context, board) of the last root packed
+        self._root: tuple = (None, (), None, None)  # (root, key, context, board) last packed
 
     def of(self, state: State, player: int) -> dict[int, Policy]:
         """Policies of every player but `player`, in player order."""
@@ -81,10 +81,12 @@ class Opponents:
             self._boards[player] = ctx
         if not when:
             return ctx.state(state)
-        key = (id(state), player, *when)
-        if self._root[0] != key or self._root[1] is not ctx:
-            self._root = (key, ctx, ctx.packed(state))
-        return ctx.copied(self._root[2])
+        root, key, packed_ctx, board = self._root
+        # the root object itself, not its id: a new state may reuse a freed one's address
+        if root is not state or key != (player, *when) or packed_ctx is not ctx:
+            board = ctx.packed(state)
+            self._root = (state, (player, *when), ctx, board)
+        return ctx.copied(board)
 
 
 def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
