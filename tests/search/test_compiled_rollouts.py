@@ -152,3 +152,18 @@ def test_a_steps_roll_outs_start_from_one_packed_board(monkeypatch):
         state.apply_joint_actions({0: move, 1: game.policy("builtin").joint_action(state, 1, rng)},
                                   rng)
     assert packed == [12, 13]
+
+
+def test_another_root_at_the_same_step_is_packed_anew():
+    """The packed root is kept for the root object itself: another state asked for with the
+    same step and seed (a planner called again after a failed step) gets its own board."""
+    from nlmcs.search.rollout import Opponents
+
+    game = CivGame(CivConfig.preset("small", max_turns=40))
+    opponents = Opponents(game, "builtin", "compiled")
+    first = start_position(game, seed=2, turns=12)
+    later = start_position(game, seed=2, turns=14)
+    a = opponents.board_state(first, 0, (3, 5))
+    assert opponents.board_state(first, 0, (3, 5)).turn == a.turn == 12
+    assert opponents.board_state(later, 0, (3, 5)).turn == 14
+    assert opponents.board_state(first, 0, (4, 5)).turn == 12
