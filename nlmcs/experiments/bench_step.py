@@ -3,7 +3,7 @@
 Library side of `nlmcs bench step`. The planner runs in this process (one worker) with its
 evaluator and its roll-outs' opponents behind a stopwatch (`TimedEvaluator`, `TimedOpponents`):
 the network's jobs and the opponent's moves are timed where they happen, and so is, where the
-roll-outs play on the compiled engine's board, everything they ask of it (`TimedBoard`); what is
+roll-outs play on the compiled engine's board, everything they ask of it (`BOARD_CALLS`); what is
 left of the step is the roll-out loop and, on the Python engine, the engine applying the moves
 and answering the search's questions. The step's roll-outs are then
 learned again from the weights the step started with (`replay`): the sweeps timed alone, which
@@ -147,7 +147,7 @@ class TimedOpponents:
     def __init__(self, inner, clock: Stopwatch):
         self.inner = inner
         self.clock = clock
-        self._timed: dict[int, _TimedPolicy] = {}
+        self._timed: dict[int, Timed] = {}
 
     def __getattr__(self, name):
         return getattr(self.inner, name)
@@ -155,44 +155,37 @@ class TimedOpponents:
     def board_state(self, *args, **kwargs):
         """The roll-out's board state with what the search asks of it timed ("board"; the
         opponent moves inside the board's turn, so its moves are the board's there)."""
+        if self.inner.engine != "compiled":  # no board: nothing of the engine to time here
+            return None
         board = self.clock.run("board", self.inner.board_state, *args, **kwargs)
-        return None if board is None else TimedBoard(board, self.clock)
+        return None if board is None else Timed(board, self.clock, "board", BOARD_CALLS)
 
     def of(self, state, player: int) -> dict:
         out = {}
         for p, policy in self.inner.of(state, player).items():
             timed = self._timed.get(id(policy))
             if timed is None or timed.inner is not policy:
-                timed = self._timed[id(policy)] = _TimedPolicy(policy, self.clock)
+                timed = self._timed[id(policy)] = Timed(policy, self.clock, "opponent",
+                                                        ("joint_action",))
             out[p] = timed
         return out
 
 
-class TimedBoard:
-    """A board state whose answers to the search (`BOARD_CALLS`) are timed as "board"."""
+class Timed:
+    """`inner` with the calls of `methods` timed as `part`; everything else passes through."""
 
-    def __init__(self, inner, clock: Stopwatch):
+    def __init__(self, inner, clock: Stopwatch, part: str, methods: tuple[str, ...]):
         self.inner = inner
         self.clock = clock
+        self.part = part
+        self.methods = methods
 
     def __getattr__(self, name):
         found = getattr(self.inner, name)
-        if name not in BOARD_CALLS:
+        if name not in self.methods:
             return found
-        clock = self.clock
-        return lambda *args, **kwargs: clock.run("board", found, *args, **kwargs)
-
-
-class _TimedPolicy:
-    def __init__(self, inner, clock: Stopwatch):
-        self.inner = inner
-        self.clock = clock
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-    def joint_action(self, state, player: int, rng):
-        return self.clock.run("opponent", self.inner.joint_action, state, player, rng)
+        clock, part = self.clock, self.part
+        return lambda *args, **kwargs: clock.run(part, found, *args, **kwargs)
 
 
 def _copy(learned: tuple) -> tuple:

@@ -145,3 +145,9 @@ def test_a_step_on_the_board_times_the_engine_apart(tmp_path, capsys):
     assert "opponent" not in row.calls  # the opponent moves inside the board's turn
     assert 0 < sum(row.parts.values()) < row.seconds and row.rest > 0
     assert row.replay_same
+    # on the Python engine there is no board: no such part, the opponent timed as before
+    python = make_planner("text", game=game, search_config=SearchConfig(
+        rollouts=8, depth=4, engine="python"), seed=0)
+    rows = bench_step(python, state, steps=1, seed=0)
+    python.close()
+    assert "board" not in rows[0].calls and rows[0].calls["opponent"] > 0
