@@ -169,8 +169,8 @@ def add_search_options(p, *, skip: tuple[str, ...] = ()) -> None:
                         "(--no-release turns off a --config file's)")
     s.add_argument("--model-preset", choices=tuple(MODEL_PRESETS),
                    help="start from a named model setting (`ModelConfig.preset`): default, "
-                        "release, or state-action (the manual ablations' fourth and fifth "
-                        "attempts)")
+                        "release, state-action (the manual ablations' fourth and fifth "
+                        "attempts) or selecting (relevance that selects, docs/reading.md)")
     add_fields(p, p.add_argument_group("search (`SearchConfig`)"), "search", SearchConfig,
                skip=(*skip, *PRIOR_FIELDS))
     add_fields(p, p.add_argument_group("model (`ModelConfig`)"), "model", ModelConfig,

@@ -1,8 +1,9 @@
-"""`nlmcs relevance show|report|accuracy`: what the text model read, from a decision log.
+"""`nlmcs relevance show|report|accuracy|planted`: what the text model read, and whether it selects.
 
 `show` prints decisions in the terminal, `report` writes one self-contained HTML page (maps per
 step when the log holds states), `accuracy` plays games with decoy sentences mixed into the
-manual and measures how often the model ranks a manual sentence first.
+manual and measures how often the model ranks a manual sentence first, `planted` measures
+whether one step's relevance picks the one sentence that says which move wins.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from nlmcs.commands.options import (
     add_group,
     add_search_options,
     configs,
+    csv_ints,
     csv_names,
     int_option,
     simulated_game,
@@ -89,6 +91,24 @@ def register(sub) -> None:
                    "method, a folder with its CSV, PNG, summary and games' decision logs")
     add_game_options(a)
     add_search_options(a)
+
+
+    pl = add_command(actions, "planted", func=planted_cli,
+                     help="the planted-sentence test: one real step at the start of a "
+                          "sacred-terrain game whose manual has one sentence saying which "
+                          "move wins; that sentence's relevance over uniform for the text "
+                          "model and for the twin, and how far the step moved each layer",
+                     example="nlmcs relevance planted --model-preset selecting --budgets "
+                             "1,30,500 --depth 20 --out planted.csv")
+    pl.add_argument("--seed", type=SEED, default=3, help="game seed (its settlers must start "
+                    "on the sacred terrain; default 3)")
+    pl.add_argument("--twin-seed", type=SEED, default=0, help="seed the twin is shuffled with")
+    pl.add_argument("--budgets", default="500", help="comma-separated roll-outs per step to "
+                    "measure at (each a fresh step; 1 shows where relevance starts)")
+    pl.add_argument("--manual", default="civ-guide", help="stored manual the sentence is "
+                    "planted in (name or directory)")
+    pl.add_argument("--out", type=Path, help="CSV of the rows")
+    add_search_options(pl, skip=("rollouts",))
 
 
 def register_bench(bench_sub) -> None:
@@ -226,3 +246,31 @@ def _points(value: float) -> str:
 def _pct(value) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
 
+
+
+def planted_cli(args: argparse.Namespace) -> int:
+    from nlmcs.experiments.relevance.planted import run_planted, verdict
+
+    budgets = csv_ints(args.budgets, "budgets")
+    if args.out is not None:
+        check_output(args.out, what="CSV file")
+    scfg, mcfg = configs(args)
+    print(f"{'arm':<6}{'rollouts':>9}{'cands':>7}{'distinct':>9}{'planted':>9}{'rank':>6}"
+          f"{'top':>8}{'entropy':>9}  {'uniform':<8}{'|du|':>9}{'|w|':>9}{'s':>7}")
+
+    def on_row(r: dict) -> None:
+        print(f"{r['arm']:<6}{r['rollouts']:>9}{r['candidates']:>7}{r['distinct_rows']:>9}"
+              f"{r['planted_lift']:>8.2f}x{str(r['planted_rank']):>6}{r['top_lift']:>7.2f}x"
+              f"{r['entropy']:>9.4f}  {str(r['uniform']):<8}{r['u_moved']:>9.3g}"
+              f"{r['w_moved']:>9.3g}{r['seconds']:>7.1f}", flush=True)
+
+    rows = run_planted(seed=args.seed, twin_seed=args.twin_seed, budgets=budgets,
+                       search_config=scfg, model_config=mcfg, manual=args.manual, out=args.out,
+                       on_row=on_row)
+    for n in budgets:
+        print(f"{n} roll-outs x {scfg.depth}: {verdict(rows, n).line()}")
+    print("planted/top: probability over uniform; rank among the candidates (1 = first); "
+          "|du|: how far relevance's weights moved in the step, |w|: the output layer's")
+    if args.out is not None:
+        print(f"wrote {args.out}")
+    return 0

@@ -28,6 +28,18 @@ def normalised_entropy(p: np.ndarray) -> float:
     return float(-(q * np.log(q)).sum() / np.log(len(p)))
 
 
+UNIFORM_ENTROPY, UNIFORM_TOP = 0.99, 1.25
+"""A decision's relevance is *uniform* when its normalised entropy is at least UNIFORM_ENTROPY
+and its top sentence at most UNIFORM_TOP times the uniform probability (one meaning for every
+report: docs/reading.md)."""
+
+
+def relevance_is_uniform(p: np.ndarray) -> bool:
+    """Whether relevance `p` (two or more values) is uniform in the sense above."""
+    return (len(p) >= 2 and normalised_entropy(p) >= UNIFORM_ENTROPY
+            and float(np.max(p)) * len(p) <= UNIFORM_TOP)
+
+
 def _signatures(state, agent, actions) -> list[Signature]:
     """The candidates' signatures of one agent (`State.candidate_labels`)."""
     make = tuple.__new__

@@ -115,6 +115,11 @@ class ValueNetwork:
             self.v[:] = 0.0
             self.w[half:] = 0.0
             self._started = True
+            prior = self.config.relevance_prior
+            if prior and self.text:  # relevance starts in favour of sentences naming the move
+                self.u[self.rows.overlap_slot] = prior
+                if self.config.overlap_state:
+                    self.u[self.rows.overlap_state_slot] = prior
         self.reward_sum, self.reward_count = 0.0, 0
         self.weights_changed()
         if self._shipped is not None:  # the other replica resets alike

@@ -23,6 +23,8 @@ CASES = [
                        "max_sentences": 2}),
     ("text", "numpy", {"persist": "hidden", "normalize": True}),
     ("relevance-only", "numba", {"overlap_state": True}),
+    ("text", "numba", {"relevance_prior": 1.5, "overlap_state": True, "hidden_update": "expected",
+                       "hidden_l2": 0.0, "normalize": True, "center": True}),
     ("nonlinear", "numpy", {"hidden_update": "consistent"}),
     ("linear", "numba", {}),
 ]

@@ -75,6 +75,23 @@ def test_overlap_state_raises_sentences_that_name_the_state(index):
     assert p_on[grass] > 10 * p_on[1]
 
 
+@pytest.mark.parametrize("backend", ["numpy", "numba"])
+def test_relevance_prior_starts_relevance_at_sentences_naming_the_move(index, backend):
+    flat = _net(index, backend=backend)
+    ids, p_flat = flat.relevance(SIG)
+    assert np.allclose(p_flat, p_flat[0])  # no prior: uniform
+    for persist in ("none", "hidden"):
+        net = _net(index, backend=backend, relevance_prior=1.5, overlap_state=True,
+                   persist=persist)
+        assert net.u[net.rows.overlap_slot] == net.u[net.rows.overlap_state_slot] == 1.5
+        _, p = net.relevance(SIG)
+        grass = list(ids).index(0)  # "Settlers irrigate grassland quickly.": agent, action, state
+        assert p[grass] == p.max() and p[grass] > 4 * p_flat[grass]
+        net.u[net.rows.overlap_slot] = -2.0  # learned away within the step
+        net.reset()  # the next real step starts from the prior again, or keeps what it learned
+        assert net.u[net.rows.overlap_slot] == (1.5 if persist == "none" else -2.0)
+
+
 def test_normalize_divides_word_features_by_sentence_length(index):
     for normalize in (False, True):
         net = _net(index, normalize=normalize)

@@ -12,7 +12,7 @@ from toy_game import ToyGame, make_manual, same_random_weights
 
 from nlmcs.games.base import step
 from nlmcs.model import reference
-from nlmcs.model.config import ModelConfig
+from nlmcs.model.config import MODEL_PRESETS, ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
 from nlmcs.model.kernels import scoring
 from nlmcs.model.kernels.labels import draw, label_marginals
@@ -343,6 +343,16 @@ def test_reference_is_one_switch():
 def test_both_backends_play_the_same_game_under_the_expected_rule(method):
     (ref, u_ref), (fast, u_fast) = _play_both_backends(
         method, hidden_update="expected", hidden_alpha=0.5, alpha=0.01)
+    assert ref == fast
+    assert np.allclose(u_ref, u_fast, atol=1e-9, rtol=0)
+    assert np.abs(u_ref).max() > 0
+
+
+@pytest.mark.parametrize("method", ["relevance-only", "text"])
+def test_both_backends_play_the_same_game_from_the_selecting_preset(method):
+    # `selecting` starts relevance at its prior and learns it without L2 (centred, as here)
+    options = {k: v for k, v in MODEL_PRESETS["selecting"].items() if k != "center"}
+    (ref, u_ref), (fast, u_fast) = _play_both_backends(method, **options)
     assert ref == fast
     assert np.allclose(u_ref, u_fast, atol=1e-9, rtol=0)
     assert np.abs(u_ref).max() > 0
