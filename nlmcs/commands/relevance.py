@@ -221,7 +221,8 @@ def accuracy_cli(args: argparse.Namespace) -> int:
         print(f"text - random-text: accuracy {_points(diff['accuracy'])}"
               + ("" if above is None else f", above chance {_points(above)}"))
     print("accuracy = manual / (manual + decoy) of the arg-max sentence, ties drawn at random "
-          "(the paper: 71.8%); chance: the manual share of the sentences offered")
+          "(the paper: 71.8%); chance: the manual share of the sentences offered; uniform: "
+          "decisions whose relevance is uniform, whose pick is drawn among all offered")
     print(f"wrote {args.out / 'summary.json'} and, per method, its CSV, PNG and summary")
     return 0
 
@@ -231,12 +232,13 @@ def _print_accuracy(s: dict) -> None:
           f"{s['decoy_sentences']} decoy sentences at random positions (seed "
           f"{s['decoy_seed']}): {s['games']} games x {s['steps']} steps")
     print(f"{'':<9}{'decisions':>10}{'manual':>9}{'decoy':>8}{'NULL':>8}{'accuracy':>10}"
-          f"{'chance':>8}")
+          f"{'chance':>8}{'uniform':>9}")
     for name in ("overall", "early", "late"):
         row = s[name]
         print(f"{name:<9}{row['decisions']:>10}{_pct(row.get('manual_share')):>9}"
               f"{_pct(row.get('decoy_share')):>8}{_pct(row.get('null_share')):>8}"
-              f"{_pct(row.get('accuracy')):>10}{_pct(row.get('chance_accuracy')):>8}")
+              f"{_pct(row.get('accuracy')):>10}{_pct(row.get('chance_accuracy')):>8}"
+              f"{_pct(row.get('uniform_share')):>9}")
 
 
 def _points(value: float) -> str:

@@ -11,7 +11,7 @@ import pytest
 
 from nlmcs.cli import main, parse_command_line
 from nlmcs.commands.ablation import build_spec
-from nlmcs.commands.config_file import REMOVED
+from nlmcs.commands.config_file import ADDED, REMOVED
 from nlmcs.commands.options import configs, corpus_options
 from nlmcs.errors import UserInputError
 from nlmcs.model.config import ModelConfig
@@ -68,7 +68,8 @@ def test_a_recorded_run_json_replays_its_settings(tmp_path, caplog):
     ident = spec.identity()
     for key in stored:
         if key == "model":  # the removed options held today's behaviour: dropped
-            assert ident[key] == {k: v for k, v in stored[key].items() if k not in REMOVED[key]}
+            assert ident[key] == {**ADDED[key], **{k: v for k, v in stored[key].items()
+                                                   if k not in REMOVED[key]}}
         elif key == "search":
             assert ident[key] == {k: v for k, v in stored[key].items() if k != "late_refresh"}
         else:
@@ -139,14 +140,16 @@ def test_every_stored_run_loads_or_says_which_options_are_gone(path):
                               "model": spec.to_dict()["model"],
                               "search": spec.to_dict()["search"]}  # fmt: skip
     for section in ("model", "search"):
-        kept = {k: v for k, v in record[section].items() if k not in REMOVED.get(section, {})}
+        kept = {**ADDED.get(section, {}),
+                **{k: v for k, v in record[section].items() if k not in REMOVED.get(section, {})}}
         assert spec.to_dict()[section] == kept
 
 
 def test_the_state_action_preset_is_the_setting_of_the_final_blocks():
     for name in ("final-2929", "final-3939-100x10", "civ-guide-full-games-state-action-fresh-8383"):
         model = json.loads((ROOT / "results/manual-ablation" / name / "run.json").read_text())
-        kept = {k: v for k, v in model["spec"]["model"].items() if k not in REMOVED["model"]}
+        kept = {**ADDED["model"], **{k: v for k, v in model["spec"]["model"].items()
+                                     if k not in REMOVED["model"]}}
         assert kept == ModelConfig.preset("state-action").to_dict(), name
 
 

@@ -207,3 +207,20 @@ def test_accuracy_refuses_bad_input(tmp_path, capsys):
 def test_synthetic_records_measure_without_decoys(tmp_path):
     rows = measure(paths=[write(tmp_path / "d.jsonl", records())], decoys=())
     assert rows[-1]["decoy_share"] == 0 and rows[-1]["accuracy"] == 1.0
+
+
+def test_a_uniform_decision_picks_nothing_and_scores_chance(tmp_path):
+    # Near-uniform relevance whose arg-max is always a manual sentence: 1 manual of 4 offered.
+    decoys = range(100, 200)
+    p = [0.2002, 0.2, 0.2, 0.2, 0.1998]
+    recs = [{**_rec(t, p, [3, 120, 121, 122, -1]), "relevance_entropy": 0.99999}
+            for t in range(800)]
+    overall = measure(paths=[write(tmp_path / "u.jsonl", recs)], decoys=decoys, seed=1)[-1]
+    assert overall["uniform_share"] == 1.0
+    assert overall["manual_share"] == pytest.approx(1 / 5, abs=0.05)  # not 1.0
+    assert overall["null_share"] == pytest.approx(1 / 5, abs=0.05)
+    # the same arg-max with a top 1.5x uniform selects: it counts as picked
+    sharp = [{**_rec(t, [0.3, 0.2, 0.2, 0.15, 0.15], [3, 120, 121, 122, -1]),
+              "relevance_entropy": 0.99} for t in range(10)]
+    overall = measure(paths=[write(tmp_path / "s.jsonl", sharp)], decoys=decoys)[-1]
+    assert overall["uniform_share"] == 0.0 and overall["manual_share"] == 1.0

@@ -12,7 +12,9 @@ over is theirs at the same value, the draw is over all of them (and NULL). Chanc
 share of the sentences the model offered at that decision (its candidates after
 `max_sentences`), not of every sentence holding the agent's word. The paper reports 71.8%
 overall (about 95% early in the game) for manual / (manual + decoy); here that is `accuracy`,
-next to its chance level and the three shares, which sum to 1. Measuring `text` and
+next to its chance level and the three shares, which sum to 1. A decision whose relevance is
+uniform (entropy at least 0.99, top at most 1.25x uniform) selects nothing, so its pick is drawn
+among all offered sentences and NULL (`uniform_share` counts them). Measuring `text` and
 `random-text` on the same games, decoy positions and ties gives the part of the accuracy that
 reading could claim: text minus twin (`compare`).
 
@@ -42,7 +44,7 @@ CSV_NAME, PNG_NAME, SUMMARY_NAME, GAMES_DIR = "accuracy.csv", "accuracy.png", "s
     "games"
 _TIES = 0x7135  # the stream of a seed that breaks ties (the decoys' positions draw from another)
 COLUMNS = ("step", "decisions", "manual_share", "decoy_share", "null_share", "accuracy",
-           "chance_accuracy")
+           "chance_accuracy", "uniform_share")
 
 
 @dataclass
@@ -55,9 +57,12 @@ class Tally:
     null: float = 0.0
     chance: float = 0.0  # sum over decisions of the manual share of the offered sentences
     chance_n: int = 0
+    uniform: int = 0  # decisions whose relevance is uniform (their pick is a uniform draw)
 
-    def add(self, manual: float, decoy: float, null: float, chance: float | None) -> None:
+    def add(self, manual: float, decoy: float, null: float, chance: float | None,
+            uniform: bool = False) -> None:
         self.decisions += 1
+        self.uniform += bool(uniform)
         self.manual += manual
         self.decoy += decoy
         self.null += null
@@ -74,6 +79,7 @@ class Tally:
             "null_share": round(self.null / n, 6),
             "accuracy": round(self.manual / sentences, 6) if sentences > 0 else None,
             "chance_accuracy": round(self.chance / self.chance_n, 6) if self.chance_n else None,
+            "uniform_share": round(self.uniform / n, 6),
         }  # fmt: skip
 
 
@@ -171,29 +177,49 @@ def measure(*, paths: list[Path], decoys: Collection[int],
                 shown = np.array([i for i in listed if i >= 0], dtype=np.int64)
             else:
                 shown = offered(rec) if offered is not None else None
-            pick = _argmax(sents, n, shown, rng)
+            uniform = _uniform(rec, sents, n)
+            pick = _argmax(sents, n, shown, rng, uniform=uniform)
             shares = (float(pick >= 0 and pick not in decoys), float(pick in decoys),
                       float(pick < 0))
             chance = None
             if shown is not None and len(shown):
                 chance = 1.0 - sum(int(i) in decoys for i in shown) / len(shown)
-            by_step.setdefault(rec["step"], Tally()).add(*shares, chance)
-            total.add(*shares, chance)
+            by_step.setdefault(rec["step"], Tally()).add(*shares, chance, uniform)
+            total.add(*shares, chance, uniform)
     rows = [tally.row(t) for t, tally in sorted(by_step.items())]
     rows.append(total.row("all"))
     return rows
 
 
+def _uniform(rec: dict, sents: list[dict], num_candidates: int) -> bool:
+    """Whether the decision's relevance is uniform (`relevance_is_uniform`'s rule: entropy at
+    least 0.99, top at most 1.25x uniform), from the logged entropy, else from a whole list."""
+    from nlmcs.model.evaluator import UNIFORM_ENTROPY, UNIFORM_TOP, normalised_entropy
+
+    entropy = rec.get("relevance_entropy")
+    if entropy is None:
+        if len(sents) < num_candidates:
+            return False
+        entropy = normalised_entropy(np.array([s["p"] for s in sents], dtype=float))
+    return entropy >= UNIFORM_ENTROPY and sents[0]["p"] * num_candidates <= UNIFORM_TOP
+
+
 def _argmax(sents: list[dict], num_candidates: int, offered: np.ndarray | None,
-            rng: np.random.Generator) -> int:
+            rng: np.random.Generator, *, uniform: bool = False) -> int:
     """The id of the arg-max sentence (-1: NULL), drawn at random among those tied at the top.
     When every listed one ties and the log was cut, the ones it left out tie too only if the
     probability they share is theirs at the top value each (the log lists whole ties since
-    2026-11-26, so then they are lower): then the draw is among all offered ones and NULL."""
+    2026-11-26, so then they are lower): then the draw is among all offered ones and NULL.
+    A uniform decision picks nothing (its arg-max is drift, yet on the Civ II manual the
+    default model's near-uniform arg-max was a manual sentence 99% of the time against a
+    chance of 80%): the draw is among all offered ones and NULL, which scores chance."""
     top = sents[0]["p"]
     tied = [int(s["id"]) for s in sents if s["p"] == top]
     left_out = num_candidates - len(sents)
-    if len(tied) == len(sents) and left_out > 0 and offered is not None:
+    if uniform:
+        listed = [int(s["id"]) for s in sents]
+        tied = [*(int(i) for i in offered), -1] if offered is not None else listed
+    elif len(tied) == len(sents) and left_out > 0 and offered is not None:
         rest = 1.0 - sum(s["p"] for s in sents)  # probabilities are logged to 6 decimals
         if abs(rest - left_out * top) <= 1e-6 * num_candidates:
             tied = [*(int(i) for i in offered), -1]
@@ -261,7 +287,7 @@ def _pool(rows: list[dict]) -> dict:
     if not n:
         return {"steps": [], "decisions": 0}
     pooled = {k: sum(r[k] * r["decisions"] for r in rows) / n
-              for k in ("manual_share", "decoy_share", "null_share")}
+              for k in ("manual_share", "decoy_share", "null_share", "uniform_share")}
     sentences = pooled["manual_share"] + pooled["decoy_share"]
     known = [r for r in rows if r["chance_accuracy"] is not None]
     chance = (sum(r["chance_accuracy"] * r["decisions"] for r in known)
