@@ -256,6 +256,7 @@ def planted_cli(args: argparse.Namespace) -> int:
     budgets = csv_ints(args.budgets, "budgets")
     if args.out is not None:
         check_output(args.out, what="CSV file")
+        check_distinct({"--config": args.config}, {"--out": args.out})
     scfg, mcfg = configs(args)
     print(f"{'arm':<6}{'rollouts':>9}{'cands':>7}{'distinct':>9}{'planted':>9}{'rank':>6}"
           f"{'top':>8}{'entropy':>9}  {'uniform':<8}{'|du|':>9}{'|w|':>9}{'s':>7}")

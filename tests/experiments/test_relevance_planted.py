@@ -61,3 +61,11 @@ def test_bad_budgets_are_one_line(capsys):
     code = main(["relevance", "planted", "--budgets", "0,5"])
     err = capsys.readouterr().err
     assert code != 0 and "budgets" in err and "Traceback" not in err
+
+
+def test_the_csv_is_never_written_over_the_config(tmp_path, capsys):
+    config = tmp_path / "c.toml"
+    config.write_text("[search]\ndepth = 2\n")
+    code = main(["relevance", "planted", "--config", str(config), "--out", str(config)])
+    assert code == 2 and "would write over" in capsys.readouterr().err
+    assert config.read_text() == "[search]\ndepth = 2\n"
