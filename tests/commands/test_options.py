@@ -75,7 +75,7 @@ def dataclasses_equal_but(a, b, name) -> bool:
 
 def test_the_excluded_fields_are_the_mappings_and_what_the_command_sets():
     names = {s.name for cls in CONFIGS.values() for s in field_specs(cls)}
-    assert len(names) == 54 and len(FIELDS) == 49
+    assert len(names) == 55 and len(FIELDS) == 50
     args = parse_command_line(["play"])
     offered = {n for names in args.config_fields.values() for n in names}
     assert offered == {s.name for _, s in FIELDS}
@@ -150,7 +150,10 @@ def test_presets_equal_their_flags():
     assert _settings("--model-preset", "state-action")[1] == _settings(*STATE_ACTION)[1]
     assert _settings("--model-preset", "release")[1] == ModelConfig.release()
     assert _settings("--model-preset", "default")[1] == ModelConfig()
-    assert set(MODEL_PRESETS) == {"default", "release", "state-action"}
+    assert set(MODEL_PRESETS) == {"default", "release", "state-action", "selecting"}
+    assert _settings("--model-preset", "selecting")[1] == _settings(
+        "--overlap-state", "--relevance-prior", "1.5", "--hidden-update", "expected",
+        "--hidden-alpha", "0.1", "--hidden-l2", "0", "--normalize", "--center")[1]
     # --release picks the release's search; a preset then replaces its model only
     search, model = _settings("--release", "--model-preset", "state-action")
     assert search == SearchConfig.release() and model == ModelConfig.preset("state-action")
@@ -193,4 +196,4 @@ def test_help_comes_from_the_field_docstrings_with_the_dataclass_defaults(capsys
     assert "--rollouts ROLLOUTS Roll-outs per real step. (default: 500)" in out
     assert "--center, --no-center Train the output layer on R - b" in out
     assert "(default: off)" in out and "--puct-c PUCT_C Exploration constant of PUCT" in out
-    assert "example: nlmcs play" in out and "--model-preset {default,release,state-action}" in out
+    assert "example: nlmcs play" in out and "--model-preset {default,release,state-action,selecting}" in out
