@@ -92,7 +92,6 @@ def register(sub) -> None:
     add_game_options(a)
     add_search_options(a)
 
-
     pl = add_command(actions, "planted", func=planted_cli,
                      help="the planted-sentence test: one real step at the start of a "
                           "sacred-terrain game whose manual has one sentence saying which "
@@ -247,7 +246,6 @@ def _points(value: float) -> str:
 
 def _pct(value) -> str:
     return "-" if value is None else f"{100 * value:.1f}%"
-
 
 
 def planted_cli(args: argparse.Namespace) -> int:

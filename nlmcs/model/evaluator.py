@@ -34,10 +34,15 @@ and its top sentence at most UNIFORM_TOP times the uniform probability (one mean
 report: docs/reading.md)."""
 
 
+def is_uniform(entropy: float, top_lift: float) -> bool:
+    """The rule above, on a decision's normalised entropy and its top sentence over uniform
+    (what a decision log keeps)."""
+    return entropy >= UNIFORM_ENTROPY and top_lift <= UNIFORM_TOP
+
+
 def relevance_is_uniform(p: np.ndarray) -> bool:
     """Whether relevance `p` (two or more values) is uniform in the sense above."""
-    return (len(p) >= 2 and normalised_entropy(p) >= UNIFORM_ENTROPY
-            and float(np.max(p)) * len(p) <= UNIFORM_TOP)
+    return len(p) >= 2 and is_uniform(normalised_entropy(p), float(np.max(p)) * len(p))
 
 
 def _signatures(state, agent, actions) -> list[Signature]:

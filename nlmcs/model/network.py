@@ -115,16 +115,21 @@ class ValueNetwork:
             self.v[:] = 0.0
             self.w[half:] = 0.0
             self._started = True
-            prior = self.config.relevance_prior
-            if prior and self.text:  # relevance starts in favour of sentences naming the move
-                self.u[self.rows.overlap_slot] = prior
-                if self.config.overlap_state:
-                    self.u[self.rows.overlap_state_slot] = prior
+            self.u[self.prior_slots()] = self.config.relevance_prior
         self.reward_sum, self.reward_count = 0.0, 0
         self.weights_changed()
         if self._shipped is not None:  # the other replica resets alike
             for table, copy in zip((self.u, self.v, self.w), self._shipped, strict=True):
                 np.copyto(copy, table)
+
+    def prior_slots(self) -> list[int]:
+        """The u slots `relevance_prior` starts each step at (the overlap features; none
+        without text or without a prior): relevance starts in favour of sentences naming the
+        move and, under `overlap_state`, the situation."""
+        if not (self.config.relevance_prior and self.text):
+            return []
+        return [self.rows.overlap_slot] + ([self.rows.overlap_state_slot]
+                                           if self.config.overlap_state else [])
 
     def learned(self) -> tuple:
         """Everything learning changes (weights and this step's reward totals): what a replica

@@ -192,16 +192,16 @@ def measure(*, paths: list[Path], decoys: Collection[int],
 
 
 def _uniform(rec: dict, sents: list[dict], num_candidates: int) -> bool:
-    """Whether the decision's relevance is uniform (`relevance_is_uniform`'s rule: entropy at
-    least 0.99, top at most 1.25x uniform), from the logged entropy, else from a whole list."""
-    from nlmcs.model.evaluator import UNIFORM_ENTROPY, UNIFORM_TOP, normalised_entropy
+    """Whether the decision's relevance is uniform (`is_uniform`: entropy at least 0.99, top
+    at most 1.25x uniform), from the logged entropy, else from a whole list."""
+    from nlmcs.model.evaluator import is_uniform, normalised_entropy
 
     entropy = rec.get("relevance_entropy")
     if entropy is None:
         if len(sents) < num_candidates:
             return False
         entropy = normalised_entropy(np.array([s["p"] for s in sents], dtype=float))
-    return entropy >= UNIFORM_ENTROPY and sents[0]["p"] * num_candidates <= UNIFORM_TOP
+    return is_uniform(entropy, sents[0]["p"] * num_candidates)
 
 
 def _argmax(sents: list[dict], num_candidates: int, offered: np.ndarray | None,

@@ -140,11 +140,7 @@ def measure(case: PlantedCase, *, arm: str, search_config, model_config, twin_se
 def _starting_u(net) -> np.ndarray:
     """u as a real step starts it (`ValueNetwork.reset`): zeros and the relevance prior."""
     u = np.zeros_like(net.u)
-    prior = net.config.relevance_prior
-    if prior:
-        u[net.rows.overlap_slot] = prior
-        if net.config.overlap_state:
-            u[net.rows.overlap_state_slot] = prior
+    u[net.prior_slots()] = net.config.relevance_prior
     return u
 
 
