@@ -25,7 +25,7 @@ from manual_pipeline import freeciv
 from manual_pipeline.artifact import manual_dir, read_meta, validate_name, verify_files
 from manual_pipeline.errors import ManualError
 from manual_pipeline.parse import Batch, ParseConfig, installed_model, load_model, parse_blocks
-from manual_pipeline.readers import FORMATS, Block, detect_format, read_blocks
+from manual_pipeline.readers import FORMATS, Block, detect_format, looks_like_lines, read_blocks
 from manual_pipeline.textio import SourceFile, inspect_file
 from manual_pipeline.writer import ArtifactWriter, writing
 from nlmcs.errors import UserInputError
@@ -34,8 +34,9 @@ from nlmcs.files import check_input
 log = logging.getLogger(__name__)
 notice = logging.getLogger("nlmcs.notice")
 
-PIPELINE_VERSION = 1
-"""Bumped when readers or parse columns change, so old artifacts are rebuilt on re-ingest."""
+PIPELINE_VERSION = 2
+"""Bumped when readers or parse columns change, so old artifacts are rebuilt on re-ingest
+(2: one-sentence-a-line files, and a line ending in a curly quote is no heading)."""
 DEFAULT_MAX_BYTES = 64_000_000
 MIN_STEM_COUNT = 5
 
@@ -133,13 +134,16 @@ def ingest(
     name = validate_name(name) if name is not None else default_name(source)
     if out is None:
         _refuse_twin_name(name)
-    fmt = detect_format(source) if fmt == "auto" else fmt
+    auto = fmt == "auto"
+    fmt = detect_format(source) if auto else fmt
     if source.is_dir() and fmt != "freeciv":
         raise ManualError(f"{source}: is a directory; only --format freeciv reads directories")
     if ruleset is not None and not (fmt == "freeciv" and source.is_dir()):
         raise ManualError(f"{source}: --ruleset needs a FreeCiv data directory")
     files = freeciv.source_files(source, ruleset=ruleset) if fmt == "freeciv" else [source]
     checked = [inspect_file(f, max_bytes=max_bytes) for f in files]
+    if auto and fmt == "text" and looks_like_lines(checked[0]):
+        fmt = "lines"
     total = sum(c.size for c in checked)
     if max_bytes is not None and total > max_bytes:
         raise ManualError(
@@ -242,6 +246,7 @@ def _source_meta(source: Path, fmt: str, digest: str, checked: list[SourceFile])
                 "sha256": c.sha256,
                 "bytes": c.size,
                 "encoding": c.encoding,
+                **({"compression": c.compression} if c.compression else {}),
             }
             for c in checked
         ],

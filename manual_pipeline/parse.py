@@ -136,20 +136,22 @@ def parse_blocks(
     """Parse blocks in order and yield column batches; sentences with no letter or digit drop.
 
     Sentence ids run 0..n-1 over the whole document; a token's `head` is the index of its head
-    within the same sentence (the root points to itself). A sentence longer than
+    within the same sentence (the root points to itself; a line of a one-sentence-a-line file is
+    one sentence and may hold several roots). A sentence longer than
     `readers.MAX_SENTENCE_CHARS` is parsed in pieces cut between words (`parser_pieces`), so a
     file with no punctuation costs what a punctuated one does.
     """
     config = config or ParseConfig()
     batch = Batch()
     sentence_id = 0
-    pairs = ((piece, block.section) for block in blocks for piece in parser_pieces(block.text))
+    pairs = ((piece, block) for block in blocks for piece in parser_pieces(block.text))
     docs = _pipe(nlp, pairs, config)
-    for doc, section in docs:
-        for sent in doc.sents:
+    for doc, block in docs:
+        # A line of a one-sentence-a-line file is one sentence, whatever spaCy would split.
+        for sent in ([doc[:]] if block.kind == "line" else doc.sents):
             if is_punctuation(sent.text):
                 continue
-            _add_sentence(batch, sentence_id, section, sent)
+            _add_sentence(batch, sentence_id, block.section, sent)
             sentence_id += 1
         if len(batch) >= config.rows_per_write:
             yield batch
@@ -158,14 +160,14 @@ def parse_blocks(
         yield batch
 
 
-def _pipe(nlp: Language, pairs: Iterable[tuple[str, str]], config: ParseConfig) -> Iterator:
-    """`nlp.pipe` over (text, section) pairs in batches of at most `batch_size` blocks and
+def _pipe(nlp: Language, pairs: Iterable[tuple[str, Block]], config: ParseConfig) -> Iterator:
+    """`nlp.pipe` over (text, block) pairs in batches of at most `batch_size` blocks and
     `batch_chars` characters; a doc's parse does not depend on the batch it is in."""
     if config.n_process > 1:  # worker processes start per call: one call, count batches only
         yield from nlp.pipe(pairs, as_tuples=True, batch_size=config.batch_size,
                             n_process=config.n_process)  # fmt: skip
         return
-    group: list[tuple[str, str]] = []
+    group: list[tuple[str, Block]] = []
     size = 0
     for pair in pairs:
         if group and (len(group) >= config.batch_size or size + len(pair[0]) > config.batch_chars):

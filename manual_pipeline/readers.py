@@ -27,8 +27,8 @@ MAX_SENTENCE_CHARS = 1_000
 """A run of text longer than this with no sentence end is cut between words before parsing: it is
 not prose a parser can read, and the parser's memory grows with the length of what it is given."""
 
-FORMATS = ("auto", "text", "markdown", "html", "freeciv")
-Format = Literal["auto", "text", "markdown", "html", "freeciv"]
+FORMATS = ("auto", "text", "lines", "markdown", "html", "freeciv")
+Format = Literal["auto", "text", "lines", "markdown", "html", "freeciv"]
 
 _EXTENSIONS = {
     ".txt": "text", ".text": "text", ".md": "markdown", ".markdown": "markdown",
@@ -43,7 +43,8 @@ class Block:
     Fields:
         section: the heading (or help node / ruleset entry) the text belongs to; "" before any.
         text: the text, whitespace collapsed.
-        kind: "paragraph" or "item" (a list item).
+        kind: "paragraph", "item" (a list item) or "line" (a line of a one-sentence-a-line
+            file: one sentence, as the file says, however the parser would split it).
     """
 
     section: str
@@ -52,18 +53,39 @@ class Block:
 
 
 def detect_format(path: Path) -> str:
-    """The reader for `path` from its name: FreeCiv for directories, helpdata.txt and *.ruleset."""
+    """The reader for `path` from its name: FreeCiv for directories, helpdata.txt and *.ruleset;
+    a compressed file by the name under its `.gz`."""
     path = Path(path)
     if path.is_dir() or path.name == "helpdata.txt":
         return "freeciv"
+    if path.suffix.lower() in (".gz", ".gzip"):
+        path = path.with_suffix("")
     return _EXTENSIONS.get(path.suffix.lower(), "text")
+
+
+LINES_SNIFF = 200
+"""Lines looked at to tell a one-sentence-a-line file from running text."""
+
+
+def looks_like_lines(source: SourceFile) -> bool:
+    """Is a plain-text file one sentence a line (the 2011 release's manual format)? Yes when
+    its first lines hold no blank line and nearly all of them end a sentence: running text
+    wraps mid-sentence and separates paragraphs with blank lines."""
+    with open_text(source) as fh:
+        lines = list(islice(iter_lines(fh), LINES_SNIFF))
+    if len(lines) < 20 or any(not line.strip() for line in lines[:-1]):
+        return False
+    ends = sum(1 for line in lines if _SENTENCE_CLOSE.search(line.rstrip()))
+    return ends >= 0.9 * len(lines)
 
 
 def read_blocks(
     source: SourceFile, fmt: str, *, limit: int | None = None
 ) -> Generator[Block, None, None]:
-    """Blocks of a text, Markdown or HTML file in document order (at most `limit` of them)."""
-    readers = {"text": _text_blocks, "markdown": _markdown_blocks, "html": _html_blocks}
+    """Blocks of a text, one-sentence-a-line, Markdown or HTML file in document order (at most
+    `limit` of them)."""
+    readers = {"text": _text_blocks, "lines": _line_blocks, "markdown": _markdown_blocks,
+               "html": _html_blocks}
     if fmt not in readers:
         raise ManualError(f"{source.path}: unknown format {fmt!r} for a single file")
     with open_text(source) as fh:
@@ -92,6 +114,9 @@ def split_long(text: str, limit: int = MAX_BLOCK_CHARS) -> list[str]:
 
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+_CLOSERS = "\"')]\u2019\u201d\u00bb"
+"""What may follow a sentence's last stop: quotes (straight and curly) and brackets."""
+_SENTENCE_CLOSE = re.compile(rf"[.!?:][{re.escape(_CLOSERS)}]*$")
 
 
 def parser_pieces(text: str, limit: int = MAX_SENTENCE_CHARS) -> list[str]:
@@ -160,7 +185,8 @@ def _looks_like_heading(lines: list[str]) -> bool:
     if len(lines) != 1:
         return False
     line = lines[0].strip()
-    return 0 < len(line.split()) <= 10 and line[-1] not in ".!?:;,\"')" and not _ITEM_RE.match(line)
+    return (0 < len(line.split()) <= 10 and line[-1] not in ".!?:;," + _CLOSERS
+            and not _ITEM_RE.match(line))
 
 
 def _is_caps_heading(line: str) -> bool:
@@ -172,6 +198,22 @@ def _is_caps_heading(line: str) -> bool:
         and len(line.split()) <= 10
         and line[-1] not in ".!?,;"
     )
+
+
+def _line_blocks(fh) -> Iterator[Block]:
+    """One sentence a line: every line its own block (so no sentence runs into the next); an
+    all-capitals line, with or without the release's detached " .", is a section heading."""
+    section = ""
+    for raw in iter_lines(fh):
+        line = normalise(raw)
+        if not any(ch.isalnum() for ch in line):
+            continue
+        bare = line.removesuffix(" .").strip()
+        if _is_caps_heading(bare):
+            section = bare
+            continue
+        for piece in split_long(line):
+            yield Block(section, piece, "line")
 
 
 def _text_blocks(fh) -> Iterator[Block]:

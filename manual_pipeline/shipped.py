@@ -27,11 +27,17 @@ TWIN_SEED = 0
 
 
 def shipped_manuals() -> dict[str, Path]:
-    """Shipped manual files by name."""
+    """Shipped manual files by name, and the unrelated control's text
+    (`manual_pipeline.unrelated`)."""
+    from manual_pipeline.unrelated import UNRELATED_FILE, UNRELATED_NAME
+
     folder = shipped_dir() / "manuals"
-    if not folder.is_dir():
-        return {}
-    return {p.stem: p for p in sorted(folder.iterdir()) if p.is_file()}
+    found = {p.stem: p for p in sorted(folder.iterdir()) if p.is_file()} if folder.is_dir() \
+        else {}
+    unrelated = shipped_dir().joinpath(*UNRELATED_FILE)
+    if unrelated.is_file():
+        found[UNRELATED_NAME] = unrelated
+    return found
 
 
 def load_or_build(name_or_dir: str | Path, *, root: Path | None = None) -> StoredManual:

@@ -4,14 +4,20 @@ One streaming pass over the bytes (bounded memory) hashes the file and settles i
 UTF-8 first, then a byte-order mark (UTF-8/UTF-16/UTF-32) or BOM-less UTF-16, then Windows-1252
 only when it decodes cleanly to mostly printable text. Anything else is refused with a message
 naming the file, so a reader never meets undecodable bytes half way through.
+
+A gzip-compressed file (known by its first bytes, whatever its name; Debian ships FreeCiv's
+HOWTOPLAY and its translations so) is checked and read through its decompressed text; its sha256
+stays that of the file itself. A file named `.gz` that is not gzip is refused.
 """
 
 from __future__ import annotations
 
 import codecs
+import gzip
 import hashlib
 import io
 import unicodedata
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +44,8 @@ _SPACES = "\t\n\r\f"
 _NUL = "contains NUL characters"
 _MAX_CONTROL_FRACTION = 0.005
 """A cp1252 reading with more control characters than this is not text."""
+GZIP_MAGIC = b"\x1f\x8b"
+_GZIP_SUFFIXES = (".gz", ".gzip")
 
 
 @dataclass(frozen=True)
@@ -49,12 +57,15 @@ class SourceFile:
         size: its size in bytes.
         sha256: hex digest of its bytes.
         encoding: the Python codec that decodes it (e.g. "utf-8", "utf-16", "cp1252").
+        compression: "gzip" for a gzip-compressed file (read through its decompressed bytes),
+            else None.
     """
 
     path: Path
     size: int
     sha256: str
     encoding: str
+    compression: str | None = None
 
 
 def inspect_file(path: Path, *, max_bytes: int | None = None) -> SourceFile:
@@ -72,29 +83,64 @@ def inspect_file(path: Path, *, max_bytes: int | None = None) -> SourceFile:
         raise ManualError(f"{path}: cannot read ({err.strerror or err})") from None
     if size == 0:
         raise ManualError(f"{path}: file is empty")
-    if max_bytes is not None and size > max_bytes:
-        raise ManualError(
-            f"{path}: {size / 1e6:.1f} MB is over the {max_bytes / 1e6:g} MB limit for a manual "
-            "(raise it with --max-mb; the file is streamed, but parsing takes about a minute "
-            "per 5 MB)"
-        )
+    _check_size(path, size, max_bytes)
+    compression = "gzip" if head.startswith(GZIP_MAGIC) else None
+    if compression is None and path.suffix.lower() in _GZIP_SUFFIXES:
+        raise ManualError(f"{path}: named {path.suffix} but not gzip-compressed (it does not "
+                          "start with gzip's magic bytes); rename it or compress it")
+    if compression is not None:
+        head = _gzip_head(path, max_bytes)
+        if not head:
+            raise ManualError(f"{path}: file is empty (gzip holding no bytes)")
     encoding = _bom_encoding(head) or _bomless_utf16(head)
     if encoding is None and b"\0" in head:
         raise ManualError(f"{path}: binary file (contains NUL bytes), not a manual")
-    digest, problem = _hash_and_decode(path, encoding or "utf-8")
+    digest, problem = _hash_and_decode(path, encoding or "utf-8", compression)
     if problem == _NUL:
         raise ManualError(f"{path}: binary file (contains NUL bytes), not a manual")
     if problem is None:
-        return SourceFile(path, size, digest, encoding or "utf-8")
+        return SourceFile(path, size, digest, encoding or "utf-8", compression)
     if encoding is not None:
         raise ManualError(f"{path}: not valid {encoding} text ({problem})")
-    _, cp_problem = _hash_and_decode(path, "cp1252")
+    _, cp_problem = _hash_and_decode(path, "cp1252", compression)
     if cp_problem is None:
-        return SourceFile(path, size, digest, "cp1252")
+        return SourceFile(path, size, digest, "cp1252", compression)
     raise ManualError(
         f"{path}: not UTF-8 text ({problem}) and not recognisable as another text encoding; "
         "convert it to UTF-8"
     )
+
+
+def _check_size(path: Path, size: int, max_bytes: int | None, what: str = "") -> None:
+    if max_bytes is not None and size > max_bytes:
+        raise ManualError(
+            f"{path}: {size / 1e6:.1f} MB{what} is over the {max_bytes / 1e6:g} MB limit for a "
+            "manual (raise it with --max-mb; the file is streamed, but parsing takes about a "
+            "minute per 5 MB)"
+        )
+
+
+def _gzip_head(path: Path, max_bytes: int | None) -> bytes:
+    """The first 4 KB of a gzip file's text, after one pass that checks the whole stream
+    decompresses (a damaged file is refused here, not half way through a parse) and that its
+    text is within `max_bytes`."""
+    total = 0
+    head = b""
+    try:
+        with gzip.open(path, "rb") as fh:
+            while chunk := fh.read(CHUNK_BYTES):
+                if not head:
+                    head = chunk[:4096]
+                total += len(chunk)
+                _check_size(path, total, max_bytes, " of decompressed text")
+    except (OSError, EOFError, zlib.error) as err:
+        raise ManualError(f"{path}: not a valid gzip file ({err})") from None
+    return head
+
+
+def _raw(path: Path, compression: str | None):
+    """The file's bytes, decompressed if it is compressed."""
+    return gzip.open(path, "rb") if compression == "gzip" else open(path, "rb")
 
 
 def _bom_encoding(head: bytes) -> str | None:
@@ -117,15 +163,26 @@ def _bomless_utf16(head: bytes) -> str | None:
     return None
 
 
-def _hash_and_decode(path: Path, encoding: str) -> tuple[str, str | None]:
-    """(sha256, problem): decode the whole file in chunks; problem is None if it is clean text."""
+def _hash_and_decode(path: Path, encoding: str,
+                     compression: str | None = None) -> tuple[str, str | None]:
+    """(sha256 of the file, problem): decode the whole (decompressed) text in chunks; problem
+    is None if it is clean text."""
+    if compression is not None:
+        with open(path, "rb") as fh:
+            file_digest = hashlib.file_digest(fh, "sha256").hexdigest()
+        return file_digest, _hash_and_decode_stream(path, encoding, compression)[1]
+    return _hash_and_decode_stream(path, encoding, None)
+
+
+def _hash_and_decode_stream(path: Path, encoding: str,
+                            compression: str | None) -> tuple[str, str | None]:
     digest = hashlib.sha256()
     decoder = codecs.getincrementaldecoder(encoding)("strict")
     offset = 0
     controls = chars = 0
     check_controls = encoding == "cp1252"
     problem = None
-    with open(path, "rb") as fh:
+    with _raw(path, compression) as fh:
         while chunk := fh.read(CHUNK_BYTES):
             digest.update(chunk)
             if problem is None:
@@ -156,6 +213,8 @@ def _hash_and_decode(path: Path, encoding: str) -> tuple[str, str | None]:
 
 def open_text(source: SourceFile) -> io.TextIOWrapper:
     """Open a checked file for reading as text with universal newlines."""
+    if source.compression == "gzip":
+        return gzip.open(source.path, "rt", encoding=source.encoding, newline=None)
     return open(source.path, encoding=source.encoding, newline=None)
 
 

@@ -23,11 +23,15 @@ ACTION_WORDS = frozenset(("build", "irrigate", "mine", "road", "research", "fort
 
 
 def game_words(vocabulary: Mapping[str, frozenset[str]]) -> tuple[frozenset[str], frozenset[str]]:
-    """(action words, state and agent words) as single lower-case words of the game's labels."""
+    """(action words, state and agent words) as single lower-case words of the game's labels,
+    stop words left out."""
+    from manual_pipeline.words import STOP_WORDS
+
     words = set()
     for kind in ("agent", "state", "action"):
         for label in vocabulary[kind]:
             words.update(label.lower().split())
+    words -= STOP_WORDS  # "the" of "The Wheel" says nothing of the game
     actions = frozenset(w for w in words if w in ACTION_WORDS) | ACTION_WORDS
     return actions, frozenset(words - actions)
 

@@ -1,4 +1,5 @@
-"""`nlmcs ablation run|report|status`: paired games of several methods, tables, tests and plots.
+"""`nlmcs ablation run|report|pair|share|status`: paired games of several methods, tables,
+tests and plots.
 
 `run` plays in local worker processes, or on a Dask cluster with `--scheduler` (or
 `DASK_SCHEDULER_ADDRESS`); re-running the same command resumes a stopped run. `report`
@@ -102,6 +103,14 @@ def register(sub) -> None:
     q.add_argument("arm_a", help="its arm (method, or method@rollouts)")
     q.add_argument("run_b", type=Path, help="second run folder")
     q.add_argument("arm_b", help="its arm")
+    h = add_command(actions, "share", func=share_cli,
+                    help="the semantic share (text - control) / (text - no text) of three arms "
+                         "of one or several runs of the same games, paired by seed",
+                    example="nlmcs ablation share runs/civ2 text runs/civ2-release-salad text "
+                            "runs/civ2 nonlinear")
+    for role in ("text", "control", "none"):
+        h.add_argument(f"run_{role}", type=Path, help=f"run folder of the {role} arm")
+        h.add_argument(f"arm_{role}", help=f"the {role} arm (method, or method@rollouts)")
     s = add_command(actions, "status", func=status_cli,
                     help="games done and left per method in a run folder",
                     example="nlmcs ablation status runs/quick")  # fmt: skip
@@ -257,6 +266,14 @@ def pair_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.ablation.report import pair_runs
 
     print(pair_runs((args.run_a, args.arm_a), (args.run_b, args.arm_b)), end="")
+    return 0
+
+
+def share_cli(args: argparse.Namespace) -> int:
+    from nlmcs.experiments.ablation.report import share_runs
+
+    print(share_runs((args.run_text, args.arm_text), (args.run_control, args.arm_control),
+                     (args.run_none, args.arm_none)), end="")
     return 0
 
 

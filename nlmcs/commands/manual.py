@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from manual_pipeline.readers import FORMATS
 from nlmcs.commands.options import (
     COUNT,
     SEED,
@@ -19,8 +20,6 @@ from nlmcs.commands.options import (
 )
 from nlmcs.errors import UserInputError
 
-FORMATS = ("auto", "text", "markdown", "html", "freeciv")
-
 
 def register(sub) -> None:
     actions = add_group(sub, "manual", help="ingest, shuffle, show and list strategy manuals",
@@ -30,13 +29,16 @@ def register(sub) -> None:
     ingest = add_command(
         actions,
         "ingest",
-        help="parse a manual (text, Markdown, HTML or FreeCiv help) and store it",
+        help="parse a manual (text, one sentence a line, Markdown, HTML or FreeCiv help; "
+             "gzip-compressed or not) and store it",
         example="nlmcs manual ingest /usr/share/games/freeciv/civ2 --name civ2-help",
         func=_ingest,
     )
     ingest.add_argument("path", type=Path, help="manual file, or a FreeCiv data/ruleset directory")
     ingest.add_argument("--name", help="name to store it under (default: the file's stem)")
-    ingest.add_argument("--format", choices=FORMATS, default="auto", help="reader (default: auto)")
+    ingest.add_argument("--format", choices=FORMATS, default="auto",
+                        help="reader (default: auto, by the file's name; a text file whose "
+                             "lines each end a sentence is read as lines)")
     ingest.add_argument("--out", type=Path, help="artifact directory (default: data/manuals/NAME)")
     ingest.add_argument(
         "--ruleset", help="with a FreeCiv data directory: also read this ruleset's helptext"

@@ -181,15 +181,15 @@ def log_line(record: Mapping) -> str:
 def manual_label(method: str, manual, *, twin_seed: int | None = None) -> str | None:
     """What a decision log's header names as the text `method` read: None for a method that
     reads nothing, the twin's name for one that reads the manual's random twin."""
-    from nlmcs.model.manuals import random_twin
+    from nlmcs.model.manuals import text_read
     from nlmcs.search.methods import get_method
 
     reads = get_method(method).reads
     if reads == "nothing":
         return None
-    if reads == "random-twin":
-        twin = random_twin(manual, seed=twin_seed)
-        return getattr(twin, "name", None) or str(twin)
+    if reads in ("random-twin", "unrelated"):
+        text = text_read(manual, reads, twin_seed=twin_seed)
+        return getattr(text, "name", None) or str(text)
     return str(manual)
 
 

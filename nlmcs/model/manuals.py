@@ -2,7 +2,9 @@
 
 `random-text` reads the word-permuted twin of the manual (`<name>-random`, or with a seed
 `<name>-random-SEED`, as an ablation draws one per game); shipped manuals and their twins are
-built on first use (`manual_pipeline.shipped`, `manual_pipeline.twins`).
+built on first use (`manual_pipeline.shipped`, `manual_pipeline.twins`). `unrelated-text` reads
+shipped English prose of the manual's length (`manual_pipeline.unrelated`), checked here to share
+few of the game's words.
 """
 
 from __future__ import annotations
@@ -14,6 +16,9 @@ from manual_pipeline.store import StoredManual
 from nlmcs.model.features import ManualIndex
 
 DEFAULT_MANUAL = "civ-guide"
+UNRELATED_MAX_GAME_WORDS = 0.25
+"""The unrelated control may use at most this fraction of the manual's game words per sentence:
+a text that speaks of the game is no control for meaning."""
 
 ManualRef = str | Path | StoredManual | None
 """A stored manual's name or directory, a `StoredManual`, or None for `DEFAULT_MANUAL`."""
@@ -58,6 +63,50 @@ def random_twin(manual: ManualRef, *, seed: int | None = None) -> ManualRef:
     return dataclasses.replace(
         manual, name=manual.name + "-random", tokens=shuffle_tokens(manual.tokens, seed=0)
     )
+
+
+def unrelated_text(manual: ManualRef) -> StoredManual:
+    """The unrelated-text control of `manual` (itself if it is one), refused in one line where
+    it cannot be built: the shipped text is shorter than the manual, or uses too many of the
+    game's words next to it (`check_unrelated`)."""
+    from manual_pipeline.unrelated import UNRELATED_NAME, is_unrelated, unrelated_control
+
+    stored = resolve_manual(manual)
+    if is_unrelated(stored):
+        return stored
+    control = unrelated_control(stored, resolve_manual(UNRELATED_NAME))
+    check_unrelated(stored, control)
+    return control
+
+
+def check_unrelated(manual: StoredManual, control: StoredManual) -> None:
+    """Refuse a control whose game words per sentence (the civ game's action, unit and terrain
+    words, `nlmcs.advice.readability`) exceed `UNRELATED_MAX_GAME_WORDS` of the manual's."""
+    from nlmcs.advice.readability import game_words, measures
+    from nlmcs.errors import UserInputError
+    from nlmcs.games import make_game
+    from nlmcs.games.civ.labels import vocabulary
+
+    actions, states = game_words(vocabulary(make_game("civ").tables))
+    own = measures(manual, actions, states)["game_words_per_sentence"]
+    other = measures(control, actions, states)["game_words_per_sentence"]
+    if other > UNRELATED_MAX_GAME_WORDS * own:
+        raise UserInputError(
+            f"unrelated-text: {control.name} uses {other:.2f} game words a sentence against "
+            f"{own:.2f} in {manual.name}; an unrelated control may use at most "
+            f"{UNRELATED_MAX_GAME_WORDS:.0%} of the manual's (is the manual itself about the "
+            "game?)")
+
+
+def text_read(manual: ManualRef, reads: str, *, twin_seed: int | None = None) -> ManualRef:
+    """What a method that `reads` ("manual", "random-twin", "unrelated") reads of `manual`: the
+    manual, its word-permuted twin (of `twin_seed`, else the stored one) or its unrelated
+    control. The mismatched manual of a variant game is `variant_manuals.text_for_game`'s."""
+    if reads == "random-twin":
+        return random_twin(manual, seed=twin_seed)
+    if reads == "unrelated":
+        return unrelated_text(manual)
+    return manual
 
 
 def _is_twin(manual: StoredManual) -> bool:

@@ -134,7 +134,7 @@ def text_for_game(manual, game, seed: int, reads: str, *, twin_seed: int | None 
     the game of `seed`: in a variant game, the matched manual, its word-permuted twin (shuffled
     with `twin_seed`, by default the game's seed) or the mismatched manual; in a plain game,
     `manual` itself (the mismatched manual needs a variant)."""
-    from nlmcs.model.manuals import random_twin, resolve_manual
+    from nlmcs.model.manuals import random_twin, resolve_manual, unrelated_text
 
     variant = getattr(getattr(game, "config", None), "variant", "")
     if reads == "nothing":
@@ -147,4 +147,6 @@ def text_for_game(manual, game, seed: int, reads: str, *, twin_seed: int | None 
     own = game_manual(resolve_manual(manual), game, seed, mismatched=reads == "mismatched")
     if reads == "random-twin":
         return random_twin(own, seed=seed if twin_seed is None else twin_seed)
+    if reads == "unrelated":
+        return unrelated_text(own)
     return own

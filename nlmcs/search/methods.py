@@ -48,9 +48,9 @@ class Method:
     planner: Literal["mc", "uct", "flat-ucb", "script"]
     model: ModelKind | None = None
     """The value network's kind (MC methods only)."""
-    reads: Literal["nothing", "manual", "random-twin", "mismatched"] = "nothing"
-    """Which text the model reads: none, the manual, its word-permuted twin, or (variant games)
-    the manual stating another game's rule."""
+    reads: Literal["nothing", "manual", "random-twin", "unrelated", "mismatched"] = "nothing"
+    """Which text the model reads: none, the manual, its word-permuted twin, unrelated prose of
+    the manual's length, or (variant games) the manual stating another game's rule."""
     corpus: bool = False
     """Seeded by corpus priors (and, when asked, corpus-informed roll-outs)."""
     text_prior: bool = False
@@ -75,6 +75,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            model="text", reads="manual"),
     Method("random-text", "the full text model on the manual's word-permuted twin", "mc",
            model="text", reads="random-twin"),
+    Method("unrelated-text", "the full text model on unrelated English prose of the manual's "
+           "length in sentences", "mc", model="text", reads="unrelated"),
     Method("flat-ucb", "a UCB1 bandit per agent over its root actions", "flat-ucb"),
     Method("uct-corpus", "UCT with children seeded by corpus priors", "uct", corpus=True),
     Method("flat-ucb-corpus", "flat UCB with arms seeded by corpus priors", "flat-ucb",
@@ -212,11 +214,11 @@ def make_planner(
         prior, search_config, policy = _corpus_parts(game, search_config,
                                                      corpus or CorpusOptions(), seed, kind)
     if method.text_prior:
-        from nlmcs.model.manuals import random_twin
+        from nlmcs.model.manuals import text_read
         from nlmcs.reader.prior import make_text_prior
         from nlmcs.search.tree import product_prior
 
-        text = random_twin(manual) if method.reads == "random-twin" else manual
+        text = text_read(manual, method.reads)
         text_prior = make_text_prior(text, game, (reader or ReaderOptions()).path(method.reads),
                                      kind)
         prior = text_prior if prior is None else product_prior(
@@ -254,7 +256,7 @@ def make_planner(
 def _mc_planner(method: Method, *, game, manual, search_config, model_config, seed, prior,
                 rollout_policy):
     from nlmcs.model.evaluator import NetworkEvaluator
-    from nlmcs.model.manuals import load_index, random_twin
+    from nlmcs.model.manuals import load_index, text_read
     from nlmcs.model.network import ValueNetwork
     from nlmcs.search.mc import MCPlanner
 
@@ -267,9 +269,9 @@ def _mc_planner(method: Method, *, game, manual, search_config, model_config, se
     index = None
     if method.reads != "nothing":
         # A variant ablation hands each game its own manual (already the twin or the
-        # mismatched one); elsewhere random-text makes its twin here.
-        text = random_twin(manual) if method.reads == "random-twin" else manual
-        index = load_index(text, min_count=config.min_count)
+        # mismatched one); elsewhere random-text makes its twin here (a twin is its own twin,
+        # an unrelated control its own control).
+        index = load_index(text_read(manual, method.reads), min_count=config.min_count)
     evaluator = NetworkEvaluator(ValueNetwork(config, index))
     return MCPlanner(game=game, evaluator=evaluator, config=search_config, seed=seed,
                      prior=prior, rollout_policy=rollout_policy)

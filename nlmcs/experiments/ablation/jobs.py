@@ -75,14 +75,28 @@ def play_game_job(job: GameJob) -> dict:
                       seed=job.seed, steps=spec.steps, extra_hooks=hooks, log_path=log_path,
                       log_header=_log_header(job, search))  # fmt: skip
         text = log_path.read_text(encoding="utf-8") if log_path is not None else None
+        relevance = _relevance(log_path, arm.method) if log_path is not None else None
     config = getattr(game, "config", None)
     row = game_row(job, result, wall_seconds=time.perf_counter() - started,
                    game_config=config.to_dict() if hasattr(config, "to_dict") else {})
     if hooks:
         row["foundings"] = hooks[0].summary()
+    if relevance is not None:
+        row["relevance"] = relevance
     if text is not None:
         row[LOG_KEY] = text
     return row
+
+
+def _relevance(log_path: Path, method: str) -> dict | None:
+    """A text arm's relevance in the game just played (`measures.game_relevance`), kept with
+    its row so a report needs no log; None for a method that reads nothing."""
+    if get_method(method).reads == "nothing":
+        return None
+    from nlmcs.experiments.relevance.log import read_log
+    from nlmcs.experiments.relevance.measures import game_relevance
+
+    return game_relevance(read_log(log_path).decisions)
 
 
 def _log_header(job: GameJob, search) -> dict:

@@ -6,7 +6,12 @@ games: the papers' table), `pairs.csv` (every arm against every other on their s
 see `stats`), `winrate.png`, and with several roll-out budgets `strength_vs_time.png`
 (win % against seconds per step, the papers' figure). Draws count as undecided in the table.
 A run of a rule variant (`--variant`) adds `foundings.csv` and a table of foundings on the
-sacred terrain to `summary.md` (`foundings_report`).
+sacred terrain to `summary.md` (`foundings_report`). A run with `text`, `nonlinear` and a
+control (`random-text`, `unrelated-text`) adds `shares.csv` and a table of each control's
+*semantic share* of text's gain, (text - control) / (text - nonlinear) (`semantic_shares`).
+Games played with `--log-decisions` carry their relevance (`relevance.measures.game_relevance`),
+and the report adds `relevance.csv` and a table per text arm: median entropy, top-sentence lift,
+share of uniform decisions.
 """
 
 from __future__ import annotations
@@ -72,10 +77,84 @@ class PairTest:
 
 
 @dataclass
+class ShareTest:
+    """How much of text's gain over no text survives a control: (text - control) / (text -
+    none), on the `pairs` seeds all three played, for wins and for score margins; nan
+    ("undefined") where text does not beat no text. `*_defined`: the fraction of bootstrap
+    resamples where it does (`stats.share_bootstrap`)."""
+
+    text: str
+    control: str
+    none: str
+    pairs: int
+    text_minus_none_win_pct: float
+    text_minus_control_win_pct: float
+    share_win: float
+    share_win_low: float
+    share_win_high: float
+    share_win_defined: float
+    text_minus_none_margin: float
+    text_minus_control_margin: float
+    share_margin: float
+    share_margin_low: float
+    share_margin_high: float
+    share_margin_defined: float
+
+
+@dataclass
+class ArmRelevance:
+    """A text arm's relevance over its games with a kept log: the mean over games of each
+    game's median normalised entropy and median top-sentence lift over uniform, and of its
+    share of uniform decisions."""
+
+    arm: str
+    games: int
+    decisions: int
+    entropy: float
+    top_lift: float
+    uniform_share: float
+
+
+def arm_relevance(rows: list[dict], order: list[str]) -> list[ArmRelevance]:
+    out = []
+    for arm in order:
+        found = [r["relevance"] for r in rows if r["arm"] == arm and r.get("relevance")
+                 and r["relevance"].get("decisions")]
+        if found:
+            out.append(ArmRelevance(arm, len(found), sum(f["decisions"] for f in found),
+                                    *(sum(f[k] for f in found) / len(found)
+                                      for k in ("entropy", "top_lift", "uniform_share"))))
+    return out
+
+
+def relevance_markdown(arms: list[ArmRelevance]) -> str:
+    if not arms:
+        return ""
+    from nlmcs.model.evaluator import UNIFORM_ENTROPY, UNIFORM_TOP
+
+    lines = ["", "Relevance, from the kept decision logs: per game the median normalised "
+             "entropy (1 = uniform) and median top-sentence probability over uniform, and the "
+             f"share of uniform decisions (entropy >= {UNIFORM_ENTROPY} and top <= "
+             f"{UNIFORM_TOP}x uniform); means over games.", "",
+             "| arm | games | decisions | entropy | top lift | uniform share |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for a in arms:
+        lines.append(f"| {a.arm} | {a.games} | {a.decisions} | {a.entropy:.3f} | "
+                     f"{a.top_lift:.2f}x | {a.uniform_share:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+CONTROL_METHODS = ("random-text", "unrelated-text")
+"""The controls a run's semantic shares are taken against, when it has text and nonlinear."""
+
+
+@dataclass
 class Report:
     folder: Path
     arms: list[ArmSummary]
     pairs: list[PairTest]
+    shares: list[ShareTest] = field(default_factory=list)
+    relevance: list[ArmRelevance] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     bad: list[BadLine] = field(default_factory=list)
 
@@ -125,6 +204,76 @@ def paired_tests(rows: list[dict], order: list[str], *, reps: int = BOOTSTRAP_RE
                                 100 * diff, 100 * low, 100 * high, mdiff, mse,
                                 st.signed_rank_test(d)))  # fmt: skip
     return out
+
+
+def share_test(text: str, control: str, none: str, rows: list[dict], *,
+               reps: int = BOOTSTRAP_REPS, seed: int = 0) -> ShareTest | None:
+    """The semantic share of arms `text`, `control`, `none` of `rows`, on the seeds all three
+    played; None where they share none."""
+    by_arm = {arm: {r["seed"]: r for r in rows if r["arm"] == arm} for arm in (text, control,
+                                                                               none)}
+    shared = sorted(set(by_arm[text]) & set(by_arm[control]) & set(by_arm[none]))
+    if not shared:
+        return None
+    wins = [[float(by_arm[a][k]["outcome"] == "win") for k in shared] for a in (text, control,
+                                                                                none)]
+    margins = [[float(by_arm[a][k]["margin"]) for k in shared] for a in (text, control, none)]
+    out = [text, control, none, len(shared)]
+    for values, scale in ((wins, 100.0), (margins, 1.0)):
+        t, c, n = (sum(v) / len(v) for v in values)
+        out += [scale * (t - n), scale * (t - c),
+                *st.share_bootstrap(*values, reps=reps, seed=seed)]
+    return ShareTest(*out)
+
+
+def semantic_shares(rows: list[dict], order: list[str], *, reps: int = BOOTSTRAP_REPS,
+                    seed: int = 0) -> list[ShareTest]:
+    """Each control arm's share against the `text` and `nonlinear` arms of its budget."""
+    method = {r["arm"]: (r["method"], r["rollouts"]) for r in rows}
+    out = []
+    for budget in sorted({b for _, b in method.values()}):
+        arms = {m: a for a in order if a in method for m, b in [method[a]] if b == budget}
+        if "text" not in arms or "nonlinear" not in arms:
+            continue
+        for control in CONTROL_METHODS:
+            if control in arms:
+                test = share_test(arms["text"], arms[control], arms["nonlinear"], rows,
+                                  reps=reps, seed=seed)
+                if test is not None:
+                    out.append(test)
+    return out
+
+
+def _share(value: float, low: float, high: float, defined: float) -> str:
+    if math.isnan(value):
+        return "undefined (text does not beat no text)"
+    if math.isnan(low):
+        return f"{value:.2f} [interval undefined: text beats no text in {defined:.0%} of " \
+               "resamples]"
+    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
+
+
+def shares_markdown(shares: list[ShareTest], *, reps: int = BOOTSTRAP_REPS,
+                    seed: int = 0) -> str:
+    """The semantic shares as a Markdown table, with what they mean."""
+    if not shares:
+        return ""
+    lines = ["", "Semantic share of text's gain: (text - control) / (text - no text), on the "
+             f"seeds all three played, with a {reps:,}-resample paired bootstrap 95% interval "
+             f"(seed {seed}); 1 = the control keeps none of the gain (it was meaning), 0 = the "
+             "control keeps all of it (it was word statistics); undefined where text does not "
+             "beat no text.", "",
+             "| text - control, over text - none | pairs | win % gains | share of win % | "
+             "margin gains | share of margin |", "|---|---:|---:|---|---:|---|"]
+    for t in shares:
+        win = _share(t.share_win, t.share_win_low, t.share_win_high, t.share_win_defined)
+        margin = _share(t.share_margin, t.share_margin_low, t.share_margin_high,
+                        t.share_margin_defined)
+        lines.append(
+            f"| {t.text} - {t.control}, over {t.text} - {t.none} | {t.pairs} | "
+            f"{t.text_minus_control_win_pct:+.1f} / {t.text_minus_none_win_pct:+.1f} | {win} | "
+            f"{t.text_minus_control_margin:+.2f} / {t.text_minus_none_margin:+.2f} | {margin} |")
+    return "\n".join(lines) + "\n"
 
 
 def _num(x: float, digits: int) -> str:
@@ -182,12 +331,11 @@ PAIRED_GAME_KEYS = ("game", "game_options", "steps", "full_games", "opponent", "
 """What two runs must share for their games of one seed to be the same game."""
 
 
-def pair_runs(a: tuple[Path, str], b: tuple[Path, str]) -> str:
-    """One arm of one run against one arm of another (e.g. another roll-out budget at equal
-    wall time), paired on the seeds both played, as the Markdown tables of a report. Runs
-    whose games differ (game, its options, length, opponent, seed S) are refused."""
-    runs, rows = [], []
-    for folder, arm in (a, b):
+def _arms_of_runs(arms: list[tuple[Path, str]]) -> tuple[list[dict], list[str], int]:
+    """(rows relabelled RUN/ARM, the labels, the first run's seed S) of arms of several runs;
+    runs whose games differ (game, its options, length, opponent, seed S) are refused."""
+    specs, rows, order = [], [], []
+    for folder, arm in arms:
         run = read_run(Path(folder))
         if run is None:
             raise UserInputError(f"{folder}: no ablation run here (no run.json)")
@@ -195,17 +343,40 @@ def pair_runs(a: tuple[Path, str], b: tuple[Path, str]) -> str:
         if not mine:
             raise UserInputError(f"{folder}: no games of arm {arm!r}")
         label = f"{Path(folder).name}/{arm}"
+        if label in order:
+            raise UserInputError(f"{folder}: arm {arm!r} named twice")
         rows += [{**r, "arm": label} for r in mine]
-        runs.append((run["spec"], label))
-    (spec_a, label_a), (spec_b, label_b) = runs
-    differ = [k for k in PAIRED_GAME_KEYS if spec_a.get(k) != spec_b.get(k)]
-    if differ:
-        raise UserInputError(f"{a[0]} and {b[0]} play different games ({', '.join(differ)} "
-                             "differ): their seeds do not pair")
-    order = [label_a, label_b]
-    seed = int(spec_a.get("seed", 0))
+        specs.append(run["spec"])
+        order.append(label)
+    for (folder, _), spec in zip(arms[1:], specs[1:], strict=True):
+        differ = [k for k in PAIRED_GAME_KEYS if specs[0].get(k) != spec.get(k)]
+        if differ:
+            raise UserInputError(f"{arms[0][0]} and {folder} play different games "
+                                 f"({', '.join(differ)} differ): their seeds do not pair")
+    return rows, order, int(specs[0].get("seed", 0))
+
+
+def pair_runs(a: tuple[Path, str], b: tuple[Path, str]) -> str:
+    """One arm of one run against one arm of another (e.g. another roll-out budget at equal
+    wall time, or another manual on the same seeds), paired on the seeds both played, as the
+    Markdown tables of a report. Runs whose games differ are refused."""
+    rows, order, seed = _arms_of_runs([a, b])
     return summary_markdown(summarise(rows, order), paired_tests(rows, order, seed=seed),
                             seed=seed)
+
+
+def share_runs(text: tuple[Path, str], control: tuple[Path, str],
+               none: tuple[Path, str]) -> str:
+    """The semantic share of a control read in another run (a translation, the release's
+    random text) or in the same one: the three arms' table, their paired tests and the
+    share, as Markdown."""
+    rows, order, seed = _arms_of_runs([text, control, none])
+    test = share_test(*order, rows, seed=seed)
+    if test is None:
+        raise UserInputError("the three arms share no seed: nothing to pair")
+    return (summary_markdown(summarise(rows, order), paired_tests(rows, order, seed=seed),
+                             seed=seed) + shares_markdown([test], seed=seed)
+            + relevance_markdown(arm_relevance(rows, order)))
 
 
 def figure_title(spec: dict) -> str:
@@ -239,6 +410,7 @@ def _write_report(folder: Path, run: dict, *, strict: bool) -> Report:
     order = arm_order(rows, run)
     seed = int(run["spec"].get("seed", 0))
     report = Report(folder, summarise(rows, order), paired_tests(rows, order, seed=seed),
+                    semantic_shares(rows, order, seed=seed), arm_relevance(rows, order),
                     bad=results.bad)  # fmt: skip
     spec = run["spec"]
     title = (f"Ablation {folder.name}: {spec.get('steps')} steps, depth "
@@ -259,8 +431,15 @@ def _write_report(folder: Path, run: dict, *, strict: bool) -> Report:
                             fields(ArmSummary)]),
         "pairs.csv": _csv([asdict(t) for t in report.pairs], [f.name for f in
                           fields(PairTest)]),
-        "summary.md": summary_markdown(report.arms, report.pairs, title=title, seed=seed),
+        "summary.md": summary_markdown(report.arms, report.pairs, title=title, seed=seed)
+        + shares_markdown(report.shares, seed=seed) + relevance_markdown(report.relevance),
     }  # fmt: skip
+    if report.relevance:
+        outputs["relevance.csv"] = _csv([asdict(a) for a in report.relevance],
+                                        [f.name for f in fields(ArmRelevance)])
+    if report.shares:
+        outputs["shares.csv"] = _csv([asdict(t) for t in report.shares],
+                                     [f.name for f in fields(ShareTest)])
     if variant:
         from nlmcs.experiments.ablation.foundings_report import (
             FoundingSummary,

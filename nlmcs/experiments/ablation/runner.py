@@ -70,13 +70,14 @@ class PreparedRun:
 
 
 def load_texts(spec: AblationSpec) -> dict[str, object]:
-    """The parsed manuals the spec's methods read, by `Method.reads` ("manual", "random-twin").
+    """The parsed manuals the spec's methods read, by `Method.reads` ("manual", "random-twin",
+    "unrelated").
 
     Loaded once here, in the parent: a shipped manual and its twin are built on first use, and
     workers must never race to build them; the jobs then carry the parsed manual itself. With a
     twin per game (`AblationSpec.twin_seed` None) there is no one twin to load: each game's is
     built as its job is handed out (`with_text`)."""
-    from nlmcs.model.manuals import random_twin, resolve_manual
+    from nlmcs.model.manuals import random_twin, resolve_manual, unrelated_text
 
     reads = {get_method(m).reads for m in spec.methods} - {"nothing"}
     texts: dict[str, object] = {}
@@ -84,6 +85,8 @@ def load_texts(spec: AblationSpec) -> dict[str, object]:
         texts["manual"] = resolve_manual(spec.manual)
     if "random-twin" in reads and spec.twin_seed is not None and not spec.variant:
         texts["random-twin"] = resolve_manual(random_twin(spec.manual, seed=spec.twin_seed))
+    if "unrelated" in reads and not spec.variant:
+        texts["unrelated"] = unrelated_text(texts["manual"])
     return texts
 
 

@@ -121,3 +121,30 @@ def signed_rank_test(d: Sequence[float]) -> float:
     from scipy.stats import wilcoxon
 
     return float(wilcoxon(x, zero_method="wilcox", alternative="two-sided").pvalue)
+
+
+def share_bootstrap(text: Sequence[float], control: Sequence[float], none: Sequence[float], *,
+                    reps: int = 10_000, seed: int = 0,
+                    level: float = 0.95) -> tuple[float, float, float, float]:
+    """(share, low, high, defined): the semantic share (text - control) / (text - none) of a
+    gain over paired games, with a percentile interval over `reps` resamples of the games.
+
+    The share is a ratio of gains, so it means something only where text beats no text: it is
+    nan when mean(text - none) <= 0. `defined` is the fraction of resamples where text beats no
+    text; the interval is taken over those, and is nan when fewer than `level` of them are
+    (the gain it divides by is then not clear of zero)."""
+    t, c, n = (np.asarray(x, dtype=float) for x in (text, control, none))
+    if not (t.size == c.size == n.size) or t.size == 0:
+        raise ValueError("share_bootstrap needs three paired samples of one non-zero length")
+    gain, meaning = t - n, t - c
+    share = float(meaning.mean() / gain.mean()) if gain.mean() > 0 else math.nan
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, t.size, size=(reps, t.size))
+    g, m = gain[idx].mean(axis=1), meaning[idx].mean(axis=1)
+    ok = g > 0
+    defined = float(ok.mean())
+    if math.isnan(share) or defined < level:
+        return share, math.nan, math.nan, defined
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(m[ok] / g[ok], [tail, 100 - tail])
+    return share, float(low), float(high), defined

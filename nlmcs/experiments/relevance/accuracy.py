@@ -36,6 +36,7 @@ import numpy as np
 
 from nlmcs.experiments.relevance.decoys import combine, decoy_ids, load_decoys
 from nlmcs.experiments.relevance.log import read_log
+from nlmcs.experiments.relevance.measures import decision_relevance
 from nlmcs.files import write_atomic
 
 log = logging.getLogger(__name__)
@@ -102,7 +103,7 @@ def relevance_accuracy(*, game, manual, decoys, out: str | Path, method: str = "
     accuracy.png and summary.json under `out`."""
     from nlmcs.experiments.play import make_player, play
     from nlmcs.model.config import ModelConfig
-    from nlmcs.model.manuals import load_index, random_twin, resolve_manual
+    from nlmcs.model.manuals import load_index, resolve_manual, text_read
     from nlmcs.search.methods import get_method
 
     kind = get_method(method)
@@ -110,7 +111,7 @@ def relevance_accuracy(*, game, manual, decoys, out: str | Path, method: str = "
         raise ValueError(f"method {method!r} reads no text")
     model_config = model_config or ModelConfig()
     mixed = combine(manual=resolve_manual(manual), decoys=load_decoys(decoys), seed=seed)
-    text = random_twin(mixed) if kind.reads == "random-twin" else mixed
+    text = text_read(mixed, kind.reads)
     out = Path(out)
     (out / GAMES_DIR).mkdir(parents=True, exist_ok=True)
     paths = []
@@ -177,7 +178,8 @@ def measure(*, paths: list[Path], decoys: Collection[int],
                 shown = np.array([i for i in listed if i >= 0], dtype=np.int64)
             else:
                 shown = offered(rec) if offered is not None else None
-            uniform = _uniform(rec, sents, n)
+            found = decision_relevance(rec)
+            uniform = found is not None and found[2]
             pick = _argmax(sents, n, shown, rng, uniform=uniform)
             shares = (float(pick >= 0 and pick not in decoys), float(pick in decoys),
                       float(pick < 0))
@@ -189,19 +191,6 @@ def measure(*, paths: list[Path], decoys: Collection[int],
     rows = [tally.row(t) for t, tally in sorted(by_step.items())]
     rows.append(total.row("all"))
     return rows
-
-
-def _uniform(rec: dict, sents: list[dict], num_candidates: int) -> bool:
-    """Whether the decision's relevance is uniform (`is_uniform`: entropy at least 0.99, top
-    at most 1.25x uniform), from the logged entropy, else from a whole list."""
-    from nlmcs.model.evaluator import is_uniform, normalised_entropy
-
-    entropy = rec.get("relevance_entropy")
-    if entropy is None:
-        if len(sents) < num_candidates:
-            return False
-        entropy = normalised_entropy(np.array([s["p"] for s in sents], dtype=float))
-    return is_uniform(entropy, sents[0]["p"] * num_candidates)
 
 
 def _argmax(sents: list[dict], num_candidates: int, offered: np.ndarray | None,

@@ -44,6 +44,40 @@ def decision_measures(rec: dict) -> dict[str, float]:
     return out
 
 
+def decision_relevance(rec: dict) -> tuple[float, float, bool] | None:
+    """(normalised entropy, top sentence's probability over uniform, uniform?) of a decision
+    with two or more candidates (`evaluator.is_uniform`); the logged entropy, else one from a
+    whole list; None for a decision with nothing to choose between, or too short a list."""
+    from nlmcs.model.evaluator import is_uniform, normalised_entropy
+
+    sents = rec.get("sentences")
+    n = rec.get("num_candidates", len(sents or ()))
+    if not sents or n < 2:
+        return None
+    entropy = rec.get("relevance_entropy")
+    if entropy is None:
+        if len(sents) < n:
+            return None
+        entropy = normalised_entropy(np.array([s["p"] for s in sents], dtype=float))
+    lift = float(sents[0]["p"]) * n
+    return float(entropy), lift, is_uniform(entropy, lift)
+
+
+RELEVANCE_KEYS = ("decisions", "entropy", "top_lift", "uniform_share")
+
+
+def game_relevance(decisions: Sequence[dict]) -> dict:
+    """What one game's relevance did: decisions with a choice, their median normalised entropy
+    and median top-sentence lift over uniform, and the share that were uniform."""
+    found = [r for r in map(decision_relevance, decisions) if r is not None]
+    if not found:
+        return {"decisions": 0, "entropy": None, "top_lift": None, "uniform_share": None}
+    entropy, lift, uniform = (np.array(x, dtype=float) for x in zip(*found, strict=True))
+    return {"decisions": len(found), "entropy": round(float(np.median(entropy)), 4),
+            "top_lift": round(float(np.median(lift)), 3),
+            "uniform_share": round(float(uniform.mean()), 4)}
+
+
 def step_means(log: DecisionLog, measure: str) -> np.ndarray:
     """The measure's mean over each step's decisions (steps without it left out): a step's
     agents share one state, so steps, not decisions, are the units an interval resamples."""
