@@ -68,6 +68,20 @@ def measures(manual, actions: frozenset[str], states: frozenset[str]) -> dict:
             "action_state_mi": round(action_state_information(sents, actions, states), 3)}
 
 
+CUTS = {"action-state": "the sentences that name an action word and a state word of the game "
+                        "together, against all the others"}
+"""Properties a manual can be cut by (`nlmcs manual cut`): name -> what it keeps."""
+
+
+def cut_sentences(manual, vocabulary, by: str) -> tuple[list[int], list[int]]:
+    """(ids of the sentences with property `by`, ids of the others), in document order."""
+    if by not in CUTS:
+        raise ValueError(f"unknown cut {by!r}")
+    actions, states = game_words(vocabulary)
+    marked = [bool(s & actions) and bool(s & states) for s in sentence_words(manual)]
+    return ([i for i, m in enumerate(marked) if m], [i for i, m in enumerate(marked) if not m])
+
+
 def action_state_information(sents: Sequence[set[str]], actions: frozenset[str],
                              states: frozenset[str]) -> float:
     """Mutual information (bits) between the action word and the state word of the pairs that

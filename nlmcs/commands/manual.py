@@ -1,4 +1,4 @@
-"""`nlmcs manual ingest|shuffle|show|list` and `nlmcs bench manual`.
+"""`nlmcs manual ingest|shuffle|show|list|stats|cut` and `nlmcs bench manual`.
 
 Thin wrappers over `manual_pipeline`; spaCy and pandas are imported inside the functions so that
 `nlmcs --help` stays fast.
@@ -99,6 +99,22 @@ def register(sub) -> None:
                        help="folder of advice audits, one sub-folder per manual (default: "
                             "results/advice)")
     stats.add_argument("--csv", type=Path, help="also write the table as CSV")
+
+    cut = add_command(
+        actions,
+        "cut",
+        help="store the two parts of a manual cut by a property of its sentences, "
+             "NAME-BY and NAME-not-BY (what makes a manual readable: read each part)",
+        example="nlmcs manual cut civ2 --by action-state --same-size 1",
+        func=_cut,
+    )
+    cut.add_argument("name", help="stored manual name (or artifact directory)")
+    cut.add_argument("--by", default="action-state", choices=("action-state",),
+                     help="action-state: sentences naming an action word and a state word of "
+                          "the game together, against the rest (default)")
+    cut.add_argument("--same-size", type=SEED, metavar="SEED",
+                     help="draw the larger part down to the smaller's size, at random with this "
+                          "seed (kept in document order), so length does not differ")
 
 
 def register_bench(bench_sub) -> None:
@@ -208,6 +224,33 @@ def _bench(args: argparse.Namespace) -> int:
     result = bench_manual(source=args.source, sentences=args.sentences,
                           unpunctuated_mb=args.unpunctuated_mb)
     print(format_table(("measure", "value"), result.rows()))
+    return 0
+
+
+def _cut(args: argparse.Namespace) -> int:
+    from manual_pipeline.report import format_summary
+    from manual_pipeline.subset import write_subset
+    from nlmcs.advice.readability import CUTS, cut_sentences
+    from nlmcs.games import make_game
+    from nlmcs.games.civ.labels import vocabulary
+    from nlmcs.model.manuals import resolve_manual
+
+    manual = resolve_manual(args.name)
+    part, rest = cut_sentences(manual, vocabulary(make_game("civ").tables), args.by)
+    rule, other = CUTS[args.by], f"not: {CUTS[args.by]}"
+    if args.same_size is not None:
+        import numpy as np
+
+        rng = np.random.default_rng(args.same_size)
+        size = min(len(part), len(rest))
+        part, rest = (sorted(int(i) for i in rng.choice(ids, size, replace=False))
+                      if len(ids) > size else ids for ids in (part, rest))
+        rule, other = (f"{r}; {size} drawn with seed {args.same_size}" for r in (rule, other))
+    for ids, name, why in ((part, f"{manual.name}-{args.by}", rule),
+                           (rest, f"{manual.name}-not-{args.by}", other)):
+        stored = write_subset(manual, ids, name=name, rule=why)
+        print(format_summary(stored.meta, note=f"stored {stored.directory} ({len(ids):,} of "
+                                               f"{len(manual.sentences):,} sentences)"))
     return 0
 
 
