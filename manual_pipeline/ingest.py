@@ -96,6 +96,16 @@ class _Counts:
         }
 
 
+def table_counts(sentences, tokens) -> dict:
+    """meta.json's counts of a manual's tables (a part cut from a manual, an unrelated control),
+    as ingest counts them."""
+    from types import SimpleNamespace
+
+    counts = _Counts()
+    counts.add(SimpleNamespace(sentences=sentences, tokens=tokens))
+    return counts.as_dict()
+
+
 def default_name(source: Path) -> str:
     """A manual name from a file or directory name: its stem with odd characters made '-'."""
     stem = Path(source).stem if Path(source).is_file() else Path(source).name

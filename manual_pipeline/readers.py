@@ -69,14 +69,16 @@ LINES_SNIFF = 200
 
 def looks_like_lines(source: SourceFile) -> bool:
     """Is a plain-text file one sentence a line (the 2011 release's manual format)? Yes when
-    its first lines hold no blank line and nearly all of them end a sentence: running text
-    wraps mid-sentence and separates paragraphs with blank lines."""
+    its first lines (at least 20) hold no blank line, nearly all of them end a sentence and few
+    hold a sentence break inside: running text wraps mid-sentence and separates paragraphs with
+    blank lines, and a file of one paragraph a line breaks sentences within its lines."""
     with open_text(source) as fh:
         lines = list(islice(iter_lines(fh), LINES_SNIFF))
     if len(lines) < 20 or any(not line.strip() for line in lines[:-1]):
         return False
     ends = sum(1 for line in lines if _SENTENCE_CLOSE.search(line.rstrip()))
-    return ends >= 0.9 * len(lines)
+    inside = sum(1 for line in lines if _SENTENCE_INSIDE.search(line.strip()))
+    return ends >= 0.9 * len(lines) and inside <= 0.15 * len(lines)
 
 
 def read_blocks(
@@ -117,6 +119,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 _CLOSERS = "\"')]\u2019\u201d\u00bb"
 """What may follow a sentence's last stop: quotes (straight and curly) and brackets."""
 _SENTENCE_CLOSE = re.compile(rf"[.!?:][{re.escape(_CLOSERS)}]*$")
+_SENTENCE_INSIDE = re.compile(rf"[.!?][{re.escape(_CLOSERS)}]*\s+[\"(\u201c]?[A-Z]")
 
 
 def parser_pieces(text: str, limit: int = MAX_SENTENCE_CHARS) -> list[str]:

@@ -40,10 +40,12 @@ def unrelated_control(manual: StoredManual, text: StoredManual) -> StoredManual:
         raise ManualError(f"unrelated-text: manual {manual.name!r} has {n:,} sentences and the "
                           f"unrelated text {text.name!r} only {have:,}; the control must be as "
                           "long as the manual")
-    sentences = text.sentences[text.sentences["sentence_id"] < n].reset_index(drop=True)
-    tokens = text.tokens[text.tokens["sentence_id"] < n].reset_index(drop=True)
-    counts = {**text.meta.get("counts", {}), "sentences": n, "tokens": len(tokens)}
-    meta = {**text.meta, "name": manual.name + UNRELATED_SUFFIX, "counts": counts,
+    from manual_pipeline.ingest import table_counts
+    from manual_pipeline.subset import subset_tables
+
+    sentences, tokens = subset_tables(text, range(n))
+    meta = {**text.meta, "name": manual.name + UNRELATED_SUFFIX,
+            "counts": table_counts(sentences, tokens),
             "unrelated": {"of": manual.name, "text": text.name, "sentences": n,
                           "text_sha256": (text.meta.get("source") or {}).get("sha256"),
                           "of_sha256": (manual.meta.get("source") or {}).get("sha256")}}

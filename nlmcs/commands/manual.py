@@ -229,7 +229,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _cut(args: argparse.Namespace) -> int:
     from manual_pipeline.report import format_summary
-    from manual_pipeline.subset import write_subset
+    from manual_pipeline.subset import check_part, write_subset
     from nlmcs.advice.readability import CUTS, cut_sentences
     from nlmcs.games import make_game
     from nlmcs.games.civ.labels import vocabulary
@@ -246,8 +246,11 @@ def _cut(args: argparse.Namespace) -> int:
         part, rest = (sorted(int(i) for i in rng.choice(ids, size, replace=False))
                       if len(ids) > size else ids for ids in (part, rest))
         rule, other = (f"{r}; {size} drawn with seed {args.same_size}" for r in (rule, other))
-    for ids, name, why in ((part, f"{manual.name}-{args.by}", rule),
-                           (rest, f"{manual.name}-not-{args.by}", other)):
+    parts = ((part, f"{manual.name}-{args.by}", rule),
+             (rest, f"{manual.name}-not-{args.by}", other))
+    for ids, name, why in parts:  # both parts checked before either is written
+        check_part(manual, ids, name=name, rule=why)
+    for ids, name, why in parts:
         stored = write_subset(manual, ids, name=name, rule=why)
         print(format_summary(stored.meta, note=f"stored {stored.directory} ({len(ids):,} of "
                                                f"{len(manual.sentences):,} sentences)"))

@@ -42,7 +42,8 @@ def register(sub) -> None:
     p.add_argument("--method", default="text", help=f"planner: {', '.join(method_names())}")
     p.add_argument("--manual", default="civ-guide",
                    help="stored manual name or directory (the shipped civ-guide is built on "
-                        "first use); random-text reads NAME-random")  # fmt: skip
+                        "first use); random-text reads NAME-random, unrelated-text shipped "
+                        "prose of its length")  # fmt: skip
     p.add_argument("--twin-seed", type=SEED,
                    help="random-text reads the twin shuffled with this seed, NAME-random-SEED "
                         "(default: the stored twin NAME-random, seed 0)")
@@ -138,7 +139,7 @@ def play_cli(args: argparse.Namespace) -> int:
     check_distinct({}, {"--log-decisions": args.log_decisions, "--report": args.report})
     if args.report is not None and method.reads == "nothing":
         raise UserInputError(f"--report shows what a text method read; {method.name} reads no "
-                             "text (use text, relevance-only or random-text)")
+                             "text (use text, relevance-only, random-text or unrelated-text)")
     game = simulated_game(args)
     scfg, mcfg = configs(args)
     with tempfile.TemporaryDirectory(prefix="nlmcs-play-") as scratch:

@@ -188,12 +188,12 @@ def accuracy_cli(args: argparse.Namespace) -> int:
 
     methods = list(dict.fromkeys(csv_names(args.method)))
     if not methods:
-        raise UserInputError("--method names no method; choose text, relevance-only or "
-                             "random-text")
+        raise UserInputError("--method names no method; choose text, relevance-only, "
+                             "random-text or unrelated-text")
     for method in methods:
         if get_method(method).reads == "nothing":
             raise UserInputError(f"--method {method} reads no text; choose text, "
-                                 "relevance-only or random-text")
+                                 "relevance-only, random-text or unrelated-text")
     if args.out.exists() and not args.out.is_dir():
         raise UserInputError(f"{args.out}: exists and is not a folder")
     decoys = args.decoys or shipped_decoys()

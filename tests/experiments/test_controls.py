@@ -74,7 +74,11 @@ def cli_main(capsys, *args: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
-def test_the_arm_reads_the_control_and_is_refused_in_one_line_where_none_can_be_built(capsys):
+def test_the_arm_reads_the_control_and_is_refused_in_one_line_where_none_can_be_built(capsys,
+                                                                                     tmp_path):
+    import json
+
+    log = tmp_path / "decisions.jsonl"
     code, out, err = cli_main(capsys, "play", "--method", "unrelated-text", "--manual",
                               UNRELATED_NAME, "--map", "tiny", "--steps", "1", "--rollouts",
                               "2", "--depth", "2", "--no-progress")
@@ -82,9 +86,11 @@ def test_the_arm_reads_the_control_and_is_refused_in_one_line_where_none_can_be_
     # controls, so the game-word check refuses it
     assert code != 0 and "unrelated-text" in err and len(err.strip().splitlines()) == 1
     code, out, err = cli_main(capsys, "play", "--method", "unrelated-text", "--map", "tiny",
-                              "--steps",
+                              "--log-decisions", str(log), "--steps",
                               "1", "--rollouts", "2", "--depth", "2", "--no-progress")
     assert code == 0, err
+    header = json.loads(log.read_text().splitlines()[0])
+    assert header["manual"] == "civ-guide-unrelated"
 
 
 def test_share_worked_by_hand():
@@ -111,7 +117,16 @@ def test_share_is_undefined_where_text_does_not_beat_no_text():
     assert share == pytest.approx(1.0)
     share, low, high, defined = stats.share_bootstrap(none + rng.normal(0.05, 1, 30), none,
                                                       none, reps=500)
-    assert defined < 0.95 and math.isnan(low)
+    assert defined < 0.95 and math.isinf(low)  # unbounded: the gain is not clear of zero
+    assert "unbounded" in shares_markdown([dataclasses.replace(
+        _share_row(), share_margin=share, share_margin_low=low, share_margin_high=high,
+        share_margin_defined=defined)])
+
+
+def _share_row():
+    rows = [_row(a, s, "win" if a == "text" else "loss", m) for s in range(4)
+            for a, m in (("text", 2.0), ("random-text", 1.0), ("nonlinear", 0.0))]
+    return semantic_shares(rows, ["text", "random-text", "nonlinear"], reps=50)[0]
 
 
 def _row(arm, seed, outcome, margin, relevance=None):
@@ -159,3 +174,38 @@ def test_relevance_of_a_decision_and_a_game():
     assert (arm.games, arm.decisions) == (2, 4)
     assert arm.entropy == pytest.approx(0.75) and arm.uniform_share == pytest.approx(0.66665)
     assert "| text | 2 | 4 | 0.750 |" in relevance_markdown([arm])
+
+
+def test_a_manual_cut_by_action_and_state_words(capsys, guide):
+    from nlmcs.advice.readability import game_words, sentence_words
+    from nlmcs.games import make_game
+    from nlmcs.games.civ.labels import vocabulary
+
+    code, out, err = cli_main(capsys, "manual", "cut", "civ-guide")
+    assert code == 0, err
+    part = resolve_manual("civ-guide-action-state")
+    rest = resolve_manual("civ-guide-not-action-state")
+    assert len(part.sentences) + len(rest.sentences) == len(guide.sentences)
+    actions, states = game_words(vocabulary(make_game("civ").tables))
+    assert all(s & actions and s & states for s in sentence_words(part))
+    assert not any(s & actions and s & states for s in sentence_words(rest))
+    # parts keep the manual's order and parse
+    texts = list(guide.sentences["text"])
+    ids = [texts.index(t) for t in part.sentences["text"]]
+    assert ids == sorted(ids) and part.meta["subset"]["of"] == "civ-guide"
+    assert part.meta["counts"]["sentences"] == len(part.sentences)
+    assert part.meta["counts"]["words"] < guide.meta["counts"]["words"]
+    code, out, err = cli_main(capsys, "manual", "cut", "civ-guide", "--same-size", "3")
+    assert code == 0, err
+    assert len(resolve_manual("civ-guide-action-state").sentences) == \
+        len(resolve_manual("civ-guide-not-action-state").sentences) == \
+        min(len(part.sentences), len(rest.sentences))
+    # a part never replaces an ingested manual of its name; an empty part is refused
+    from manual_pipeline.subset import write_subset
+
+    with pytest.raises(ManualError, match="not a cut part"):
+        write_subset(guide, [0, 1], name="civ-guide", rule="test")
+    code, out, err = cli_main(capsys, "manual", "cut", "civ-guide-action-state")
+    assert code == 2 and "no sentence is left" in err and len(err.strip().splitlines()) == 1
+    assert not any("action-state-action-state" in p.name
+                   for p in resolve_manual("civ-guide").directory.parent.iterdir())

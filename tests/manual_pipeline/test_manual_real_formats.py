@@ -92,6 +92,10 @@ def test_one_sentence_a_line_is_recognised_and_each_line_is_one_sentence(tmp_pat
     prose.write_text(PROSE * 10, encoding="utf-8")
     assert looks_like_lines(inspect_file(path))
     assert not looks_like_lines(inspect_file(prose))
+    paragraphs = tmp_path / "one-paragraph-a-line.txt"  # as word processors export text
+    paragraphs.write_text("Settlers found cities. Workers build roads. Warriors defend them.\n"
+                          * 30, encoding="utf-8")
+    assert not looks_like_lines(inspect_file(paragraphs))
     result = ingest(path, name="lines", root=tmp_path / "store")
     assert result.meta["source"]["format"] == "lines"
     manual = load_manual("lines", root=tmp_path / "store")

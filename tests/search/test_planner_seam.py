@@ -46,9 +46,10 @@ def test_method_table_speaks_one_vocabulary():
             assert method.planner == "mc" and method.model is None and method.reads == "nothing"
         elif method.planner == "mc":
             assert method.model in kinds
-            # every MC method but the random twin, the mismatched manual and the corpus and
-            # text-prior hybrids is named for its model
-            assert method.name == method.model or method.reads in ("random-twin", "mismatched") or (
+            # every MC method but the controls (the random twin, the unrelated text, the
+            # mismatched manual) and the corpus and text-prior hybrids is named for its model
+            assert method.name == method.model or method.reads in (
+                "random-twin", "unrelated", "mismatched") or (
                 method.corpus and method.name == f"{method.model}-corpus") or (
                 method.text_prior and method.name == f"{method.model}-prior")
         elif method.text_prior:  # the trees read only through the reader's prior

@@ -115,11 +115,22 @@ class ArmRelevance:
     uniform_share: float
 
 
+def _relevance_of(row: dict) -> dict | None:
+    """A row's relevance summary if it is whole (a hand-edited or partial one is left out)."""
+    rel = row.get("relevance")
+    if not isinstance(rel, dict) or not isinstance(rel.get("decisions"), int) \
+            or rel["decisions"] <= 0:
+        return None
+    values = [rel.get(k) for k in ("entropy", "top_lift", "uniform_share")]
+    ok = all(isinstance(v, int | float) and math.isfinite(v) for v in values)
+    return rel if ok else None
+
+
 def arm_relevance(rows: list[dict], order: list[str]) -> list[ArmRelevance]:
     out = []
     for arm in order:
-        found = [r["relevance"] for r in rows if r["arm"] == arm and r.get("relevance")
-                 and r["relevance"].get("decisions")]
+        found = [rel for r in rows if r["arm"] == arm
+                 for rel in [_relevance_of(r)] if rel is not None]
         if found:
             out.append(ArmRelevance(arm, len(found), sum(f["decisions"] for f in found),
                                     *(sum(f[k] for f in found) / len(found)
@@ -247,10 +258,9 @@ def semantic_shares(rows: list[dict], order: list[str], *, reps: int = BOOTSTRAP
 def _share(value: float, low: float, high: float, defined: float) -> str:
     if math.isnan(value):
         return "undefined (text does not beat no text)"
-    if math.isnan(low):
-        return f"{value:.2f} [interval undefined: text beats no text in {defined:.0%} of " \
-               "resamples]"
-    return f"{value:.2f} [{low:.2f}, {high:.2f}]"
+    ends = ["unbounded" if math.isinf(x) else f"{x:.2f}" for x in (low, high)]
+    note = f"; text beats no text in {defined:.0%} of resamples" if defined < 1 else ""
+    return f"{value:.2f} [{ends[0]}, {ends[1]}{note}]"
 
 
 def shares_markdown(shares: list[ShareTest], *, reps: int = BOOTSTRAP_REPS,
@@ -262,7 +272,8 @@ def shares_markdown(shares: list[ShareTest], *, reps: int = BOOTSTRAP_REPS,
              f"seeds all three played, with a {reps:,}-resample paired bootstrap 95% interval "
              f"(seed {seed}); 1 = the control keeps none of the gain (it was meaning), 0 = the "
              "control keeps all of it (it was word statistics); undefined where text does not "
-             "beat no text.", "",
+             "beat no text, and an end unbounded where resamples in which it does not reach "
+             "it.", "",
              "| text - control, over text - none | pairs | win % gains | share of win % | "
              "margin gains | share of margin |", "|---|---:|---:|---|---:|---|"]
     for t in shares:
@@ -335,14 +346,16 @@ def _arms_of_runs(arms: list[tuple[Path, str]]) -> tuple[list[dict], list[str], 
     """(rows relabelled RUN/ARM, the labels, the first run's seed S) of arms of several runs;
     runs whose games differ (game, its options, length, opponent, seed S) are refused."""
     specs, rows, order = [], [], []
-    for folder, arm in arms:
+    names = [Path(folder).name for folder, _ in arms]
+    for (folder, arm), name in zip(arms, names, strict=True):
         run = read_run(Path(folder))
         if run is None:
             raise UserInputError(f"{folder}: no ablation run here (no run.json)")
         mine = [r for r in read_results(Path(folder) / RESULTS_NAME).rows if r["arm"] == arm]
         if not mine:
             raise UserInputError(f"{folder}: no games of arm {arm!r}")
-        label = f"{Path(folder).name}/{arm}"
+        # runs of one folder name are told apart by their whole path
+        label = f"{name if names.count(name) == 1 else folder}/{arm}"
         if label in order:
             raise UserInputError(f"{folder}: arm {arm!r} named twice")
         rows += [{**r, "arm": label} for r in mine]

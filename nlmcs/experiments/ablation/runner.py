@@ -85,8 +85,11 @@ def load_texts(spec: AblationSpec) -> dict[str, object]:
         texts["manual"] = resolve_manual(spec.manual)
     if "random-twin" in reads and spec.twin_seed is not None and not spec.variant:
         texts["random-twin"] = resolve_manual(random_twin(spec.manual, seed=spec.twin_seed))
-    if "unrelated" in reads and not spec.variant:
-        texts["unrelated"] = unrelated_text(texts["manual"])
+    if "unrelated" in reads:
+        # checked here once, before any game; a variant game's own is built per game
+        unrelated = unrelated_text(texts["manual"])
+        if not spec.variant:
+            texts["unrelated"] = unrelated
     return texts
 
 

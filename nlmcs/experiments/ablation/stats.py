@@ -130,9 +130,10 @@ def share_bootstrap(text: Sequence[float], control: Sequence[float], none: Seque
     gain over paired games, with a percentile interval over `reps` resamples of the games.
 
     The share is a ratio of gains, so it means something only where text beats no text: it is
-    nan when mean(text - none) <= 0. `defined` is the fraction of resamples where text beats no
-    text; the interval is taken over those, and is nan when fewer than `level` of them are
-    (the gain it divides by is then not clear of zero)."""
+    nan (with a nan interval) when mean(text - none) <= 0. `defined` is the fraction of
+    resamples where text beats no text; a resample where it does not counts as a share of
+    +inf or -inf (by the sign of text - control), so an end of the interval is infinite (the
+    interval unbounded) when the gain it divides by is not clear of zero."""
     t, c, n = (np.asarray(x, dtype=float) for x in (text, control, none))
     if not (t.size == c.size == n.size) or t.size == 0:
         raise ValueError("share_bootstrap needs three paired samples of one non-zero length")
@@ -143,8 +144,11 @@ def share_bootstrap(text: Sequence[float], control: Sequence[float], none: Seque
     g, m = gain[idx].mean(axis=1), meaning[idx].mean(axis=1)
     ok = g > 0
     defined = float(ok.mean())
-    if math.isnan(share) or defined < level:
+    if math.isnan(share):
         return share, math.nan, math.nan, defined
-    tail = 100 * (1 - level) / 2
-    low, high = np.percentile(m[ok] / g[ok], [tail, 100 - tail])
+    ratio = np.where(ok, m / np.where(ok, g, 1.0), np.where(m >= 0, math.inf, -math.inf))
+    ratio.sort()
+    tail = (1 - level) / 2
+    low = ratio[int(math.floor(tail * reps))]
+    high = ratio[min(reps - 1, int(math.ceil((1 - tail) * reps)) - 1)]
     return share, float(low), float(high), defined
