@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
-	$(BIN)/pip install -q -e '.[dev,rl,dask,serve]'
+	$(BIN)/pip install -q -e '.[dev,rl,dask,serve,meaning]'
 	touch $(STAMP)
 
 setup: $(STAMP)

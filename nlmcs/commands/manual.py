@@ -1,4 +1,4 @@
-"""`nlmcs manual ingest|shuffle|show|list|stats|cut` and `nlmcs bench manual`.
+"""`nlmcs manual ingest|shuffle|show|list|stats|cut|nearest`, `nlmcs bench manual|meaning`.
 
 Thin wrappers over `manual_pipeline`; spaCy and pandas are imported inside the functions so that
 `nlmcs --help` stays fast.
@@ -116,6 +116,18 @@ def register(sub) -> None:
                      help="draw the larger part down to the smaller's size, at random with this "
                           "seed (kept in document order), so length does not differ")
 
+    near = add_command(
+        actions,
+        "nearest",
+        help="the sentences of a manual nearest in meaning to a text (pretrained word vectors; "
+             "the 'meaning' extra)",
+        example='nlmcs manual nearest civ-guide "settlers on grassland by a river" --k 3',
+        func=_nearest,
+    )
+    near.add_argument("name", help="stored manual name (or artifact directory)")
+    near.add_argument("text", help="a situation or a move, in words")
+    near.add_argument("--k", type=COUNT, default=5, help="sentences to show (default 5)")
+
 
 def register_bench(bench_sub) -> None:
     bench = add_command(
@@ -130,6 +142,17 @@ def register_bench(bench_sub) -> None:
     bench.add_argument(
         "--source", type=Path, help="manual to build the text from (default: shipped civ-guide.md)"
     )
+    meaning = add_command(
+        bench_sub,
+        "meaning",
+        help="time the pretrained word vectors: loading them (digests checked) and embedding a "
+             "manual's sentences, with sentences per second",
+        example="nlmcs bench meaning --manual civ2",
+        func=_bench_meaning,
+    )
+    meaning.add_argument("--manual", default="civ-guide",
+                         help="stored manual to embed (default civ-guide)")
+    meaning.add_argument("--repeat", type=COUNT, default=3, help="timed embeddings (default 3)")
     bench.add_argument("--unpunctuated-mb", type=int_option(low=1, high=64), metavar="MB",
                        help="instead: one line of MB megabytes of the source's words with no "
                             "punctuation (the parser's worst case; peak memory should stay "
@@ -254,6 +277,48 @@ def _cut(args: argparse.Namespace) -> int:
         stored = write_subset(manual, ids, name=name, rule=why)
         print(format_summary(stored.meta, note=f"stored {stored.directory} ({len(ids):,} of "
                                                f"{len(manual.sentences):,} sentences)"))
+    return 0
+
+
+def _nearest(args: argparse.Namespace) -> int:
+    from manual_pipeline.meaning import nearest, text_vector
+    from nlmcs.model.manuals import resolve_manual
+
+    manual = resolve_manual(args.name)
+    if not text_vector(args.text).any():
+        raise UserInputError(f"{args.text!r}: no word of it has a pretrained vector (all stop "
+                             "words or unknown)")
+    texts = manual.sentences["text"].tolist()
+    for i, cosine in nearest(manual, args.text, args.k):
+        print(f"{cosine:6.3f}  [{i}] {texts[i]}")
+    return 0
+
+
+def _bench_meaning(args: argparse.Namespace) -> int:
+    import time
+
+    from manual_pipeline import meaning
+    from manual_pipeline.report import format_table
+    from nlmcs.model.manuals import resolve_manual
+
+    manual = resolve_manual(args.manual)
+    t0 = time.perf_counter()
+    meaning.load_vectors()
+    load = time.perf_counter() - t0
+    times = []
+    for _ in range(args.repeat):
+        t1 = time.perf_counter()
+        meaning.sentence_vectors(manual)
+        times.append(time.perf_counter() - t1)
+    best = min(times)
+    n = len(manual.sentences)
+    print(format_table(("measure", "value"), [
+        ("encoder", f"{meaning.ENCODER} ({meaning.PACKAGE} {meaning.VERSION})"),
+        ("load seconds (digests checked)", f"{load:.3f}"),
+        ("manual", f"{manual.name} ({n:,} sentences)"),
+        (f"embed seconds (best of {args.repeat})", f"{best:.3f}"),
+        ("sentences per second", f"{n / max(best, 1e-9):,.0f}"),
+    ]))
     return 0
 
 
