@@ -59,6 +59,9 @@ class Method:
     net: Literal["", "policy", "policy-value"] = ""
     """Guided by the policy/value network (`nlmcs.net`): its priors, and with policy-value
     its value at the end of short roll-outs."""
+    meaning: bool = False
+    """Steered by the zero-shot meaning prior over the text `reads` names
+    (`nlmcs.reader.meaning`: pretrained word vectors, no training)."""
 
 
 METHODS: dict[str, Method] = {m.name: m for m in (
@@ -99,6 +102,11 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            reads="random-twin", corpus=True, text_prior=True),
     Method("uct-text-mismatched", "uct-text on a manual stating another game's rule (variant "
            "games)", "uct", reads="mismatched", text_prior=True),
+    Method("uct-meaning", "UCT with children seeded by the zero-shot meaning prior (the "
+           "manual's sentences nearest the situation in pretrained meaning advise the moves "
+           "near them)", "uct", reads="manual", meaning=True),
+    Method("uct-random-meaning", "uct-meaning reading the manual's word-permuted twin", "uct",
+           reads="random-twin", meaning=True),
     Method("text-prior", "the full text model, root choices biased by the text reader's prior",
            "mc", model="text", reads="manual", text_prior=True),
     Method("random-text-prior", "text-prior reading the word-permuted twin (model and prior)",
@@ -213,6 +221,14 @@ def make_planner(
     if method.corpus:
         prior, search_config, policy = _corpus_parts(game, search_config,
                                                      corpus or CorpusOptions(), seed, kind)
+    if method.meaning:
+        from nlmcs.model.manuals import text_read
+        from nlmcs.reader.meaning import make_meaning_prior
+        from nlmcs.search.tree import product_prior
+
+        meaning = make_meaning_prior(text_read(manual, method.reads), kind)
+        prior = meaning if prior is None else product_prior((prior, meaning), kind,
+                                                            search_config.prior_floor)
     if method.text_prior:
         from nlmcs.model.manuals import text_read
         from nlmcs.reader.prior import make_text_prior

@@ -52,6 +52,9 @@ def test_method_table_speaks_one_vocabulary():
                 "random-twin", "unrelated", "mismatched") or (
                 method.corpus and method.name == f"{method.model}-corpus") or (
                 method.text_prior and method.name == f"{method.model}-prior")
+        elif method.meaning:  # the trees read through the zero-shot meaning prior
+            assert method.model is None and method.reads in ("manual", "random-twin")
+            assert ("random" in method.name) == (method.reads == "random-twin")
         elif method.text_prior:  # the trees read only through the reader's prior
             assert method.model is None and method.reads in ("manual", "random-twin",
                                                              "mismatched")
