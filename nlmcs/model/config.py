@@ -69,6 +69,15 @@ class ModelConfig:
     zero: relevance then begins in favour of sentences that name this move in this situation
     instead of uniform, and learning moves it from there (0: uniform, the release). The L2
     penalty of the hidden layers pulls it back towards 0 (docs/reading.md)."""
+    meaning: bool = False
+    """Add two relevance features from pretrained word meaning (`manual_pipeline.meaning`, the
+    'meaning' extra): the cosine between a candidate sentence and the agent's words with the
+    action's, and the summed cosines between the sentence and each of the agent's state labels.
+    They start from `meaning_prior`, so relevance begins in favour of sentences near this move
+    in this situation in meaning, whatever words they use."""
+    meaning_prior: float = option(10.0, low=0.0, high=100.0)
+    """Weight the meaning features start from wherever u starts from zero (a cosine 0.1 higher
+    is then worth e, 2.7x, in relevance)."""
     temperature: float = option(1.0, above=0.0)
     """Softmax temperature of the hidden layers."""
     min_count: int = option(5, low=1)
@@ -115,6 +124,26 @@ RELEASE = {
     "rank_sentences": "document", "grounding_features": False, "alpha": 1e-4, "l2": 0.01,
     "passes": 7, "relevance_prior": 0.0,
 }  # fmt: skip
+
+LATER_FIELDS = {"meaning": False}
+"""Fields added after runs were recorded, with the value that plays as before: a run's identity
+leaves them out at that value (and the fields that only act with them), so runs recorded before
+they existed resume with today's code (`AblationSpec.identity`)."""
+ACTING_WITH = {"meaning_prior": "meaning"}
+"""Fields that only act when another is on."""
+
+
+def identity_dict(config: ModelConfig) -> dict:
+    """`config.to_dict()` without the later fields at their old value (`LATER_FIELDS`)."""
+    out = config.to_dict()
+    for key, old in LATER_FIELDS.items():
+        if out.get(key) == old:
+            out.pop(key)
+            for field_name, needs in ACTING_WITH.items():
+                if needs == key:
+                    out.pop(field_name, None)
+    return out
+
 
 MODEL_PRESETS: dict[str, dict] = {
     "default": {},

@@ -73,6 +73,8 @@ class T:
     BOW = sid("tpl:phi:word")
     OVERLAP = sid("tpl:phi:overlap")
     OVERLAP_STATE = sid("tpl:phi:overlap-state")
+    MEANING = sid("tpl:phi:meaning")
+    MEANING_STATE = sid("tpl:phi:meaning-state")
     WORD_UNIT = sid("tpl:phi:word*unit")
     WORD_ATYPE = sid("tpl:phi:word*atype")
     NULL = sid("tpl:phi:null")
@@ -94,6 +96,12 @@ class T:
     MATCH = sid("tpl:f:match")
     LATENT_PHI = sid("tpl:phi:latent")
     LATENT_F = sid("tpl:f:latent")
+
+
+def _sentence_vectors(manual) -> np.ndarray:
+    from manual_pipeline.meaning import sentence_vectors
+
+    return sentence_vectors(manual).astype(np.float64)
 
 
 class Signature(NamedTuple):
@@ -178,14 +186,18 @@ class ManualIndex:
     by_stem: dict[str, np.ndarray]  # stem -> sentence ids containing it
     pos: list[str] = field(default_factory=list)
     """(W,) part of speech of each word's slot, for logs (a twin's slot keeps the original's)."""
+    vectors: np.ndarray | None = None
+    """(n_sentences, dim) pretrained sentence vectors (`manual_pipeline.meaning`), built only
+    for a model with `ModelConfig.meaning`."""
 
     @property
     def num_sentences(self) -> int:
         return len(self.texts)
 
     @classmethod
-    def build(cls, manual, *, min_count: int = 5) -> ManualIndex:
-        """From a stored manual (`manual_pipeline.store.StoredManual`)."""
+    def build(cls, manual, *, min_count: int = 5, meaning: bool = False) -> ManualIndex:
+        """From a stored manual (`manual_pipeline.store.StoredManual`); with `meaning`, its
+        sentences' pretrained vectors too."""
         from manual_pipeline.store import vocabulary
 
         tok = manual.tokens.sort_values(["sentence_id", "token_index"], kind="stable")
@@ -278,6 +290,7 @@ class ManualIndex:
             end=end,
             by_stem={k: np.array(v, dtype=np.int64) for k, v in by_stem.items()},
             pos=[str(p) for p in pos_k],
+            vectors=_sentence_vectors(manual) if meaning else None,
         )
 
     def candidates(self, agent_words: tuple[str, ...], cap: int | None) -> np.ndarray:

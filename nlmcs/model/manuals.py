@@ -113,6 +113,7 @@ def _is_twin(manual: StoredManual) -> bool:
     return manual.name.endswith("-random") or manual.meta.get("random") is not None
 
 
-def load_index(manual: ManualRef, *, min_count: int) -> ManualIndex:
-    """The model's view of a manual (kept words, parse tree, candidate lookup)."""
-    return ManualIndex.build(resolve_manual(manual), min_count=min_count)
+def load_index(manual: ManualRef, *, min_count: int, meaning: bool = False) -> ManualIndex:
+    """The model's view of a manual (kept words, parse tree, candidate lookup; with `meaning`
+    its sentences' pretrained vectors)."""
+    return ManualIndex.build(resolve_manual(manual), min_count=min_count, meaning=meaning)

@@ -21,7 +21,15 @@ from nlmcs.model import reference
 from nlmcs.model.compiled import scoring
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
-from nlmcs.model.rows import FeatureRows, Part, SigFeatures, UnitWords, overlap_sum, row_sums
+from nlmcs.model.rows import (
+    FeatureRows,
+    Part,
+    SigFeatures,
+    UnitWords,
+    meaning_sum,
+    overlap_sum,
+    row_sums,
+)
 from nlmcs.model.shared_scores import SharedScores, signature_key
 
 
@@ -116,6 +124,7 @@ class ValueNetwork:
             self.w[half:] = 0.0
             self._started = True
             self.u[self.prior_slots()] = self.config.relevance_prior
+            self.u[self.meaning_slots()] = self.config.meaning_prior
         self.reward_sum, self.reward_count = 0.0, 0
         self.weights_changed()
         if self._shipped is not None:  # the other replica resets alike
@@ -130,6 +139,13 @@ class ValueNetwork:
             return []
         return [self.rows.overlap_slot] + ([self.rows.overlap_state_slot]
                                            if self.config.overlap_state else [])
+
+    def meaning_slots(self) -> list[int]:
+        """The u slots `meaning_prior` starts each step at: the meaning features (none
+        without text or without `meaning`)."""
+        if not (self.config.meaning and self.text):
+            return []
+        return [self.rows.meaning_slot, self.rows.meaning_state_slot]
 
     def learned(self) -> tuple:
         """Everything learning changes (weights and this step's reward totals): what a replica
@@ -249,11 +265,14 @@ class ValueNetwork:
     def _action_sums_of(self, keys: list, parts: list, uw: UnitWords):
         a = self._part_scores(keys[0], parts[0], uw)
         action = parts[1]
-        return scoring().action_sums(*scoring().ActionInputs(
+        rel, *rest = scoring().action_sums(*scoring().ActionInputs(
             rows=uw.rows, norm=uw.norm, unit_phi=self._unit_scores(uw)[0], atype_phi=a[0],
             atype_lang=a[1], atype_pred=a[2], w=self.w, lang_slots=action.lang,
             pred_slots=action.pred, overlap_w=self.u[self.rows.overlap_slot],
             overlap=action.overlap))  # fmt: skip
+        if self.config.meaning:  # the meaning feature of the move (a new array: cached)
+            rel = rel + self.u[self.rows.meaning_slot] * action.meaning
+        return (rel, *rest)
 
     def _state_sums(self, feats: SigFeatures):
         """The same for the agent's state labels (unit, state labels), which every candidate
@@ -282,6 +301,8 @@ class ValueNetwork:
             pred += scores[2]
         rel = (self.u[self.rows.overlap_state_slot] * overlap_sum(parts, n)
                if self.config.overlap_state else np.zeros(n))
+        if self.config.meaning:
+            rel = rel + self.u[self.rows.meaning_state_slot] * meaning_sum(parts, n)
         return rel, lang, pred
 
     def _ranked_cut(self, feats: SigFeatures, sums_of, lo: int, hi: int):

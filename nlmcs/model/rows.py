@@ -43,6 +43,14 @@ def overlap_sum(parts: list, n: int) -> np.ndarray:
     return found
 
 
+def meaning_sum(parts: list, n: int) -> np.ndarray:
+    """(n,) the meaning cosines of state-label parts added up, per candidate sentence."""
+    found = np.zeros(n)
+    for part in parts:
+        found += part.meaning
+    return found
+
+
 def row_sums(rows: np.ndarray, weights: np.ndarray, n: int) -> np.ndarray:
     """Per-row sums of word values (n,), always float: for an agent with no candidate words
     numpy's weighted bincount returns int64, which in-place float updates refuse."""
@@ -94,6 +102,8 @@ class Part:
     mask: np.ndarray  # (Wc,) the word is one of the part's label words
     overlap: np.ndarray | None  # (C,) label words per sentence: agent + action words for the
     # unit-action part, the state word for a state part, None for the action-type part
+    meaning: np.ndarray | None = None  # (C,) with `ModelConfig.meaning`: the cosine between
+    # each sentence and the same label words (agent + action, or the state label), else None
 
 
 @dataclass
@@ -188,6 +198,11 @@ class FeatureRows:
         self.null_slots = slots(mix(T.NULL, np.array([0, 1], np.uint64)), b)
         self.overlap_slot = int(slots(mix(T.OVERLAP), b))
         self.overlap_state_slot = int(slots(mix(T.OVERLAP_STATE), b))
+        self.meaning_slot = int(slots(mix(T.MEANING), b))
+        self.meaning_state_slot = int(slots(mix(T.MEANING_STATE), b))
+        if config.meaning and self.text and index.vectors is None:
+            raise ValueError("ModelConfig.meaning needs an index built with meaning "
+                             "(`load_index(..., meaning=True)`)")
         self.plabel_slots = slots(mix(T.PSI_PLABEL, np.arange(4, dtype=np.uint64)[:, None], lab), b)
         self.flag_slots = slots(mix(T.PSI_FLAG, np.arange(3, dtype=np.uint64)[:, None], lab), b)
         self.match_slots = slots(mix(T.MATCH, np.arange(2, dtype=np.uint64)), b) + off
@@ -305,6 +320,7 @@ class FeatureRows:
                 None if whole.phi is None else whole.phi[uw.pick], whole.lang[uw.pick],
                 whole.pred[uw.pick], whole.mask[uw.pick],
                 None if whole.overlap is None else whole.overlap[uw.picked_rows],
+                None if whole.meaning is None else whole.meaning[uw.picked_rows],
             )
             self._parts[key] = found
             return found
@@ -330,6 +346,7 @@ class FeatureRows:
                 slots(mix(T.PRED_UA, lab, s[:, None], unit, act), b) + off,
                 mask,
                 row_sums(uw.rows, in_labels.astype(float), n),
+                self._meaning(uw, f"{uw.unit} {label}"),
             )
         else:  # one state label
             t = sid(label)
@@ -340,9 +357,18 @@ class FeatureRows:
                 slots(mix(T.PRED_STATE, lab, s[:, None], t), b) + off,
                 mask,
                 row_sums(uw.rows, mask.astype(float), n),
+                self._meaning(uw, label),
             )
         self._parts[key] = found
         return found
+
+    def _meaning(self, uw: UnitWords, words: str) -> np.ndarray | None:
+        """(C,) cosines of the candidate sentences with `words` (None without meaning)."""
+        if not (self.config.meaning and self.text):
+            return None
+        from manual_pipeline.meaning import text_vector
+
+        return self.index.vectors[uw.sentences] @ text_vector(words).astype(np.float64)
 
     def features(self, sig: Signature) -> SigFeatures:
         found = self._features.get(sig)
@@ -411,6 +437,8 @@ class FeatureRows:
         val = [feats.parts[1].overlap]
         if self.config.overlap_state:
             val.append(self.state_overlap(feats))
+        if self.config.meaning:
+            val += [feats.parts[1].meaning, self.state_meaning(feats)]
         val.append(self.relevance_template(feats)[3])
         return val
 
@@ -428,11 +456,24 @@ class FeatureRows:
             if self.config.overlap_state:
                 slot.append(np.full(c, self.overlap_state_slot))
                 row.append(np.arange(c))
+            if self.config.meaning:
+                slot += [np.full(c, self.meaning_slot), np.full(c, self.meaning_state_slot)]
+                row += [np.arange(c), np.arange(c)]
             slot.append(self.null_slots)
             row.append(np.full(2, c))
             found = (np.concatenate(slot), np.repeat(uw.norm, 3), np.concatenate(row),
                      np.ones(2))
             self._templates[key] = found
+        return found
+
+    @staticmethod
+    def state_meaning(feats: SigFeatures) -> np.ndarray:
+        """(C,) the summed meaning cosines of each candidate sentence with the agent's state
+        labels (kept with the signature's features)."""
+        found = feats.derived.get("state meaning")
+        if found is None:
+            found = feats.derived["state meaning"] = meaning_sum(feats.parts[2:],
+                                                                 len(feats.unit.sentences))
         return found
 
     @staticmethod

