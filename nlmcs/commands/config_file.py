@@ -39,7 +39,7 @@ REMOVED = {
 }  # fmt: skip
 """Options removed after `REMOVED_AT`, each with its value that is today's behaviour: a recorded
 run holding that value loads as if the key were absent; any other value is refused."""
-ADDED = {"model": {"relevance_prior": 0.0, "meaning": False, "meaning_prior": 10.0}}
+ADDED = {"model": {"relevance_prior": 0.0, "meaning": False, "meaning_prior": 20.0}}
 """Options added since runs were recorded, each with its value that plays as before it existed:
 a recorded run without the key ran with that value."""
 REMOVED_VALUES = {("model", "hidden_update"): "error", ("model", "rank_sentences"): "state"}

@@ -60,4 +60,4 @@ def test_the_twin_reads_other_sentences_with_meaning():
 def test_runs_recorded_before_meaning_keep_their_identity():
     base = identity_dict(ModelConfig())
     assert "meaning" not in base and "meaning_prior" not in base
-    assert identity_dict(ModelConfig(meaning=True))["meaning_prior"] == 10.0
+    assert identity_dict(ModelConfig(meaning=True))["meaning_prior"] == 20.0
