@@ -160,6 +160,13 @@ class NetworkEvaluator:
                  "text": texts[ids[i]] if ids[i] >= 0 else None}  # fmt: skip
                 for i in order
             ]
+            if net.config.meaning:  # what pretrained meaning said of each listed sentence
+                feats = net.features(sig)
+                move, situation = feats.parts[1].meaning, net.rows.state_meaning(feats)
+                for i, entry in zip(order, out["sentences"], strict=True):
+                    if i < len(move):
+                        entry["meaning_move"] = round(float(move[i]), 4)
+                        entry["meaning_situation"] = round(float(situation[i]), 4)
             chosen = int(ids[dec.y])
             out["sampled_sentence"] = chosen
             out["sampled_text"] = texts[chosen] if chosen >= 0 else None

@@ -61,3 +61,21 @@ def test_runs_recorded_before_meaning_keep_their_identity():
     base = identity_dict(ModelConfig())
     assert "meaning" not in base and "meaning_prior" not in base
     assert identity_dict(ModelConfig(meaning=True))["meaning_prior"] == 20.0
+
+
+def test_the_log_and_the_views_show_what_meaning_said(tmp_path, capsys):
+    import json
+
+    from nlmcs.cli import main
+
+    log, html = tmp_path / "d.jsonl", tmp_path / "d.html"
+    assert main(["play", "--method", "text-meaning", "--map", "tiny", "--steps", "1",
+                 "--rollouts", "3", "--depth", "2", "--no-progress", "--log-decisions", str(log),
+                 "--report", str(html)]) == 0
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    listed = [s for r in records for s in r.get("sentences") or () if s["id"] >= 0]
+    assert listed and all(-1 <= s["meaning_move"] <= 1 for s in listed)
+    assert "meaning: move" in html.read_text()
+    capsys.readouterr()
+    assert main(["relevance", "show", str(log), "--step", "0"]) == 0
+    assert "[meaning: move" in capsys.readouterr().out

@@ -346,8 +346,11 @@ def _arms_of_runs(arms: list[tuple[Path, str]]) -> tuple[list[dict], list[str], 
     """(rows relabelled RUN/ARM, the labels, the first run's seed S) of arms of several runs;
     runs whose games differ (game, its options, length, opponent, seed S) are refused."""
     specs, rows, order = [], [], []
-    names = [Path(folder).name for folder, _ in arms]
-    for (folder, arm), name in zip(arms, names, strict=True):
+    folders_named: dict[str, set] = {}
+    for folder, _ in arms:
+        folders_named.setdefault(Path(folder).name, set()).add(Path(folder).resolve())
+    for folder, arm in arms:
+        name = Path(folder).name
         run = read_run(Path(folder))
         if run is None:
             raise UserInputError(f"{folder}: no ablation run here (no run.json)")
@@ -355,7 +358,7 @@ def _arms_of_runs(arms: list[tuple[Path, str]]) -> tuple[list[dict], list[str], 
         if not mine:
             raise UserInputError(f"{folder}: no games of arm {arm!r}")
         # runs of one folder name are told apart by their whole path
-        label = f"{name if names.count(name) == 1 else folder}/{arm}"
+        label = f"{name if len(folders_named[name]) == 1 else folder}/{arm}"
         if label in order:
             raise UserInputError(f"{folder}: arm {arm!r} named twice")
         rows += [{**r, "arm": label} for r in mine]

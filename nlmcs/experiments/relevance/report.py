@@ -331,6 +331,9 @@ def _agent_card(rec: dict, k: int) -> str:
     for s in sents[:k]:
         text = (f"#{s['id']} {esc(s['text'])}" if s["id"] >= 0
                 else '<span class="null">NULL (no sentence)</span>')
+        if "meaning_move" in s:  # text-meaning: how near the sentence is in meaning
+            text += (f' <span class="muted">meaning: move {s["meaning_move"]:+.2f}, '
+                     f'situation {s["meaning_situation"]:+.2f}</span>')
         rows.append(f'<tr><td>{s["p"]:.4f}</td><td class="bar" title="{s["p"] * n:.2f} x '
                     f'uniform"><span style="width: {100 * s["p"] / full:.0f}%"></span></td>'
                     f"<td>{text}</td></tr>")

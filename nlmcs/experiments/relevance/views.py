@@ -125,7 +125,9 @@ def _record_lines(rec: dict, *, k: int, c: dict, colour: bool) -> Iterator[str]:
     for s in rec["sentences"][:k]:
         text = s["text"] if s.get("id", -1) >= 0 else f"{c['dim']}NULL (no sentence){c['reset']}"
         ident = f"#{s['id']}" if s.get("id", -1) >= 0 else "-"
-        yield f"    {s['p']:.4f}  {ident:>6}  {text}"
+        near = (f"  [meaning: move {s['meaning_move']:+.2f}, situation "
+                f"{s['meaning_situation']:+.2f}]" if "meaning_move" in s else "")
+        yield f"    {s['p']:.4f}  {ident:>6}  {text}{near}"
     sampled = rec.get("sampled_sentence")
     if sampled is None:
         return
