@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from nlmcs.experiments.relevance.measures import relevance_verdict
 from nlmcs.serve.views import action_text
 
 ADVICE_SENTENCES = 5
@@ -78,6 +79,8 @@ class Advisor:
             "relevance": None if best is None else best["p"],
             "sampled_sentence": record.get("sampled_text"),
             "top_sentences": [{"text": s["text"], "p": s["p"]} for s in sentences[:3]],
+            # the same words every view uses: "uniform" when no sentence is preferred
+            "relevance_verdict": relevance_verdict(record) if record else None,
             "rollouts": self.rollouts,
             "depth": self.depth,
             "seconds": round(time.perf_counter() - t0, 3),

@@ -79,3 +79,31 @@ def test_nothing_matching_is_one_line(tmp_path, capsys):
     assert code == 2 and err.count("\n") == 1 and "no decision at step 9" in err
     code, _, err = _show(capsys, log, "--agent", "catapult")
     assert code == 2 and "agent 'catapult'" in err and "steps 0-1" in err
+
+
+def test_every_view_says_when_relevance_is_uniform_and_shows_ties(tmp_path, capsys):
+    # issue 55: a uniform decision ranked to four decimals looks like a choice; say it is not
+    import json
+
+    from nlmcs.cli import main
+    from nlmcs.experiments.relevance.measures import relevance_verdict, tied
+
+    uniform = {"num_candidates": 4, "relevance_entropy": 1.0,
+               "sentences": [{"id": i, "p": 0.25, "text": f"s{i}"} for i in range(4)]}
+    peaked = {"num_candidates": 4, "relevance_entropy": 0.5,
+              "sentences": [{"id": 0, "p": 0.7, "text": "a"}, {"id": 1, "p": 0.1, "text": "b"}]}
+    assert relevance_verdict(uniform).startswith("uniform: no sentence is preferred")
+    assert relevance_verdict(peaked).startswith("not uniform: the top sentence is 2.80x")
+    assert tied(uniform["sentences"]) == [False, True, True, True]
+    log = tmp_path / "d.jsonl"
+    assert main(["play", "--method", "text", "--map", "tiny", "--steps", "1", "--rollouts", "3",
+                 "--depth", "2", "--no-progress", "--log-decisions", str(log), "--report",
+                 str(tmp_path / "d.html")]) == 0
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert any(relevance_verdict(r) and relevance_verdict(r).startswith("uniform")
+               for r in records)  # the default model's relevance is uniform (docs/reading.md)
+    capsys.readouterr()
+    assert main(["relevance", "show", str(log), "--step", "0"]) == 0
+    out = capsys.readouterr().out
+    assert "uniform: no sentence is preferred" in out and "\n  = " in out
+    assert "uniform: no sentence is preferred" in (tmp_path / "d.html").read_text()

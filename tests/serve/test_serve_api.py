@@ -280,6 +280,8 @@ def test_advice_names_a_manual_sentence_and_a_legal_action_and_changes_nothing(c
     assert {"kind": advice["action"]["kind"], "arg": advice["action"]["arg"]} in legal
     assert "settlers" in advice["sentence"].lower()
     assert 0 < advice["relevance"] <= 1 and advice["rollouts"] == 10
+    # it says in words whether relevance prefers the sentence (issue 55: the one rule)
+    assert advice["relevance_verdict"].split(":")[0] in ("uniform", "not uniform")
     assert client.get(f"/api/games/{view['id']}").json() == view
     r = client.get(f"/api/games/{view['id']}/advice", params={"agent": "unit:6"})
     assert r.status_code == 403

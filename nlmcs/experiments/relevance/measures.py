@@ -63,6 +63,29 @@ def decision_relevance(rec: dict) -> tuple[float, float, bool] | None:
     return float(entropy), lift, is_uniform(entropy, lift)
 
 
+def relevance_verdict(rec: dict) -> str | None:
+    """What a decision's relevance is, in words, for every view: "uniform" (the one rule of
+    `evaluator.is_uniform`) with its numbers, or by how much it is not; None where it cannot
+    be told (no choice, or no entropy and a partial list)."""
+    from nlmcs.model.evaluator import UNIFORM_ENTROPY, UNIFORM_TOP
+
+    found = decision_relevance(rec)
+    if found is None:
+        return None
+    entropy, lift, uniform = found
+    if uniform:
+        return (f"uniform: no sentence is preferred (normalised entropy {entropy:.3f} >= "
+                f"{UNIFORM_ENTROPY}, top sentence {lift:.2f}x uniform <= {UNIFORM_TOP}x); the "
+                "order below is arbitrary")
+    return (f"not uniform: the top sentence is {lift:.2f}x uniform (normalised entropy "
+            f"{entropy:.3f})")
+
+
+def tied(sents: list[dict]) -> list[bool]:
+    """Per listed sentence: is its probability equal to the one before it (a tie, shown so)?"""
+    return [i > 0 and s["p"] == sents[i - 1]["p"] for i, s in enumerate(sents)]
+
+
 RELEVANCE_KEYS = ("decisions", "entropy", "top_lift", "uniform_share")
 
 

@@ -31,6 +31,7 @@ body { font: 14px/1.45 system-ui, sans-serif; margin: 0 auto; max-width: 1400px;
 h1 { margin: 18px 0 4px; }
 h2 { border-bottom: 2px solid #ddd; padding-bottom: 3px; margin-top: 30px; }
 nav a { margin-right: 6px; } .muted { color: #777; }
+.verdict { font-style: italic; margin: 2px 0; }
 table { border-collapse: collapse; background: #fff; }
 td, th { border: 1px solid #e2e2e2; padding: 3px 6px; vertical-align: top; text-align: left; }
 th { background: #f0f0f0; }
@@ -323,18 +324,22 @@ def _agent_card(rec: dict, k: int) -> str:
     ent = rec.get("relevance_entropy")
     parts.append(f'<div class="muted">{rec.get("num_candidates", "?")} candidates, '
                  f"normalised entropy {'-' if ent is None else f'{ent:.3f}'}</div>")
+    verdict = measures.relevance_verdict(rec)
+    if verdict is not None:
+        parts.append(f'<div class="verdict">{esc(verdict)}</div>')
     # Bars fill at 5x the uniform probability (or the top one, if higher): a uniform
     # distribution shows as short equal bars, a concentrated one as a long first bar.
     n = rec.get("num_candidates") or len(sents)
     full = max(max((s["p"] for s in sents[:k]), default=0.0), 5.0 / max(n, 1))
     rows = []
-    for s in sents[:k]:
+    for s, tie in zip(sents[:k], measures.tied(sents[:k]), strict=True):
         text = (f"#{s['id']} {esc(s['text'])}" if s["id"] >= 0
                 else '<span class="null">NULL (no sentence)</span>')
         if "meaning_move" in s:  # text-meaning: how near the sentence is in meaning
             text += (f' <span class="muted">meaning: move {s["meaning_move"]:+.2f}, '
                      f'situation {s["meaning_situation"]:+.2f}</span>')
-        rows.append(f'<tr><td>{s["p"]:.4f}</td><td class="bar" title="{s["p"] * n:.2f} x '
+        mark = "= " if tie else ""  # tied with the sentence above
+        rows.append(f'<tr><td>{mark}{s["p"]:.4f}</td><td class="bar" title="{s["p"] * n:.2f} x '
                     f'uniform"><span style="width: {100 * s["p"] / full:.0f}%"></span></td>'
                     f"<td>{text}</td></tr>")
     parts.append(f'<table class="sents">{"".join(rows)}</table>')

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from manual_pipeline.words import stem
 from nlmcs.errors import UserInputError
 from nlmcs.experiments.relevance.log import DecisionLog
+from nlmcs.experiments.relevance.measures import relevance_verdict, tied
 
 _WORD = re.compile(r"[A-Za-z0-9]+(?:'[A-Za-z]+)?")
 ANSI = {"action": "\x1b[1;33m", "state": "\x1b[1;36m", "dim": "\x1b[2m", "bold": "\x1b[1m",
@@ -122,12 +123,16 @@ def _record_lines(rec: dict, *, k: int, c: dict, colour: bool) -> Iterator[str]:
     entropy = rec.get("relevance_entropy")
     ent = f", normalised entropy {entropy:.3f}" if entropy is not None else ""
     yield f"  relevance over {rec.get('num_candidates', '?')} candidates (NULL included){ent}"
-    for s in rec["sentences"][:k]:
+    verdict = relevance_verdict(rec)
+    if verdict is not None:
+        yield f"  {verdict}"
+    ties = tied(rec["sentences"][:k])
+    for s, tie in zip(rec["sentences"][:k], ties, strict=True):
         text = s["text"] if s.get("id", -1) >= 0 else f"{c['dim']}NULL (no sentence){c['reset']}"
         ident = f"#{s['id']}" if s.get("id", -1) >= 0 else "-"
         near = (f"  [meaning: move {s['meaning_move']:+.2f}, situation "
                 f"{s['meaning_situation']:+.2f}]" if "meaning_move" in s else "")
-        yield f"    {s['p']:.4f}  {ident:>6}  {text}{near}"
+        yield f"  {'=' if tie else ' '} {s['p']:.4f}  {ident:>6}  {text}{near}"
     sampled = rec.get("sampled_sentence")
     if sampled is None:
         return

@@ -102,7 +102,9 @@ async function askAdvice() {
   if (a.relevance !== null) {
     const p = document.createElement("div");
     p.className = "muted";
-    p.textContent = `most relevant sentence, p = ${a.relevance.toFixed(3)}`;
+    p.textContent = a.relevance_verdict && a.relevance_verdict.startsWith("uniform")
+      ? `relevance is uniform: this sentence is no more relevant than the others (p = ${a.relevance.toFixed(3)})`
+      : `most relevant sentence, p = ${a.relevance.toFixed(3)}` + (a.relevance_verdict ? ` (${a.relevance_verdict})` : "");
     box.appendChild(p);
   }
 }
