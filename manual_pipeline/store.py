@@ -168,6 +168,24 @@ def vocabulary(manual: StoredManual, *, min_count: int = 5) -> dict[str, int]:
     return dict(pairs)
 
 
+READABLE_STEMS = 100
+"""A manual whose model vocabulary is smaller than this gives the text model too few words to
+read much (a 14-sentence file kept 2 stems): ingest and `ablation run` say so."""
+
+
+def vocabulary_warning(manual: StoredManual, *, min_count: int) -> str | None:
+    """One line saying the manual is too small to read at `min_count`, and what lower
+    `--min-count` values would keep; None when it keeps `READABLE_STEMS` or more."""
+    kept = len(vocabulary(manual, min_count=min_count))
+    if kept >= READABLE_STEMS:
+        return None
+    lower = ", ".join(f"--min-count {m} would keep {len(vocabulary(manual, min_count=m))}"
+                      for m in range(min_count - 1, 0, -1) if m in (1, 2, 3))
+    return (f"warning: {manual.name}: the text model keeps only {kept} stems at --min-count "
+            f"{min_count} (fewer than {READABLE_STEMS}: too few words to read much)"
+            + (f"; {lower}" if lower else ""))
+
+
 def list_manuals(*, root: Path | None = None) -> list[tuple[str, dict | None, str | None]]:
     """(name, meta, problem) for each directory under the manuals root, sorted by name.
 

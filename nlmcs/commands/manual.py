@@ -7,6 +7,7 @@ Thin wrappers over `manual_pipeline`; spaCy and pandas are imported inside the f
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from manual_pipeline.readers import FORMATS
@@ -180,6 +181,12 @@ def _ingest(args: argparse.Namespace) -> int:
     else:
         note = f"stored {result.directory}"
     print(format_summary(result.meta, seconds=result.seconds, note=note))
+    from manual_pipeline.ingest import MIN_STEM_COUNT
+    from manual_pipeline.store import load_manual, vocabulary_warning
+
+    warning = vocabulary_warning(load_manual(result.directory), min_count=MIN_STEM_COUNT)
+    if warning is not None:
+        print(warning, file=sys.stderr)
     return 0
 
 

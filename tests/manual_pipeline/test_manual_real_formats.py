@@ -117,3 +117,21 @@ def test_a_line_closed_by_a_curly_quote_is_no_heading(tmp_path):
     blocks = list(read_blocks(inspect_file(path), "text"))
     assert [b.text for b in blocks][0] == "\u201cAh, you do not know what I suffer.\u201d"
     assert all(b.section == "" for b in blocks)
+
+
+def test_a_manual_too_small_to_read_is_named_with_what_min_count_would_keep(tmp_path, capsys):
+    from manual_pipeline.store import vocabulary_warning
+    from nlmcs.cli import main
+
+    small = tmp_path / "tiny.txt"
+    small.write_text(PROSE, encoding="utf-8")
+    ingest(small, name="tiny", root=tmp_path / "store")
+    warning = vocabulary_warning(load_manual("tiny", root=tmp_path / "store"), min_count=5)
+    assert warning.startswith("warning: tiny: the text model keeps only 0 stems at --min-count 5")
+    assert "--min-count 1 would keep" in warning
+    assert main(["manual", "ingest", str(small), "--name", "tiny2"]) == 0
+    assert "too few words to read much" in capsys.readouterr().err
+    # the shipped guide is readable at the default
+    from nlmcs.model.manuals import resolve_manual
+
+    assert vocabulary_warning(resolve_manual("civ-guide"), min_count=5) is None

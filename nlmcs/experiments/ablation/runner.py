@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from nlmcs.experiments.ablation.report import Report
 
 log = logging.getLogger(__name__)
+notice = logging.getLogger("nlmcs.notice")
 
 
 class WorkerLost(RuntimeError):
@@ -82,7 +83,12 @@ def load_texts(spec: AblationSpec) -> dict[str, object]:
     reads = {get_method(m).reads for m in spec.methods} - {"nothing"}
     texts: dict[str, object] = {}
     if reads:
+        from manual_pipeline.store import vocabulary_warning
+
         texts["manual"] = resolve_manual(spec.manual)
+        warning = vocabulary_warning(texts["manual"], min_count=spec.model.min_count)
+        if warning is not None:
+            notice.warning("%s", warning.removeprefix("warning: "))
     if "random-twin" in reads and spec.twin_seed is not None and not spec.variant:
         texts["random-twin"] = resolve_manual(random_twin(spec.manual, seed=spec.twin_seed))
     if "unrelated" in reads:
