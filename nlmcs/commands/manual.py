@@ -40,7 +40,8 @@ def register(sub) -> None:
     ingest.add_argument("--format", choices=FORMATS, default="auto",
                         help="reader (default: auto, by the file's name; a text file whose "
                              "lines each end a sentence is read as lines)")
-    ingest.add_argument("--out", type=Path, help="artifact directory (default: data/manuals/NAME)")
+    ingest.add_argument("--out", type=Path, help="artifact directory (default: the store's "
+                        "manuals/NAME, under $NLMCS_DATA or ~/.local/share/nlmcs)")
     ingest.add_argument(
         "--ruleset", help="with a FreeCiv data directory: also read this ruleset's helptext"
     )
