@@ -1,5 +1,6 @@
 """`nlmcs ablation run|report|status` end to end on the tiny map, and its answers to bad input."""
 
+import json
 import socket
 
 import pytest
@@ -18,8 +19,13 @@ def test_run_status_report_and_resume(tmp_path, capsys):
     assert main(args) == 0
     text = capsys.readouterr().out
     assert "2 arm(s) x 2 games, 0 stored, 4 to play in 1 local process(es)" in text
-    assert "| method | wins | losses | undecided | win % (se) | s/step | margin (se) | games |" \
-        in text
+    assert ("| method | wins | losses | undecided | win % [95% CI] | s/step | margin (se) | "
+            "games |") in text
+    # the run records what code played, beside (not in) its identity
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert len(run["code"]["commit"]) == 40 and isinstance(run["code"]["dirty"], bool)
+    assert run["code"]["packages"]["numpy"]
+    assert all("code" not in ident for ident in run["identities"].values())
     assert "| linear vs uct | 2 |" in text
     assert "files written:" in text and "winrate.png" in text
     assert main(args) == 0  # resumes: everything is stored, nothing is replayed

@@ -8,7 +8,7 @@ from nlmcs.experiments.ablation.stats import wilson_interval
 def _arm(name, wins, games=40, rollouts=30, seconds=0.05):
     p = 100 * wins / games
     return ArmSummary(name, name.split("@")[0], rollouts, wins, games - wins, 0, p, 0.0,
-                      seconds, 0.1, 0.2, games)
+                      p, p, seconds, 0.1, 0.2, games)
 
 
 def test_wilson_interval_is_never_empty_and_brackets_the_rate():

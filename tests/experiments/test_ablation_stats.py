@@ -68,6 +68,8 @@ def test_table_and_paired_tests_from_rows():
     assert (a.wins, a.losses, a.undecided, a.games) == (3, 1, 0, 4)
     assert (b.wins, b.losses, b.undecided, b.games) == (1, 1, 2, 4)  # a draw counts undecided
     assert a.win_pct == 75.0 and a.win_se_pct == pytest.approx(100 * math.sqrt(0.75 * 0.25 / 4))
+    # the table's interval is Wilson's: never of zero width, inside [0, 100]
+    assert 0 < a.win_low_pct < 75.0 < a.win_high_pct < 100
     assert a.seconds_per_step == pytest.approx(0.75)
     assert a.margin == pytest.approx(1.25)
     (t,) = paired_tests(rows, ["a", "b"], reps=2000, seed=1)

@@ -52,6 +52,10 @@ class ArmSummary:
     undecided: int
     win_pct: float
     win_se_pct: float
+    win_low_pct: float
+    """Wilson 95% interval of the win rate (never of zero width, unlike p +- se at 0 or n
+    wins), as the plots draw it."""
+    win_high_pct: float
     seconds_per_step: float
     margin: float
     margin_se: float
@@ -185,10 +189,12 @@ def summarise(rows: list[dict], order: list[str]) -> list[ArmSummary]:
         wins = sum(r["outcome"] == "win" for r in mine)
         losses = sum(r["outcome"] == "loss" for r in mine)
         p, se = st.win_rate(wins, len(mine))
+        low, high = st.wilson_interval(wins, len(mine))
         secs = [r["seconds_per_step"] for r in mine if r.get("seconds_per_step") is not None]
         margin, margin_se = st.mean_se([r["margin"] for r in mine])
         out.append(ArmSummary(arm, mine[0]["method"], mine[0]["rollouts"], wins, losses,
-                              len(mine) - wins - losses, 100 * p, 100 * se,
+                              len(mine) - wins - losses, 100 * p, 100 * se, 100 * low,
+                              100 * high,
                               sum(secs) / len(secs) if secs else math.nan, margin, margin_se,
                               len(mine)))  # fmt: skip
     return out
@@ -295,11 +301,13 @@ def summary_markdown(arms: list[ArmSummary], pairs: list[PairTest], *, title: st
                      reps: int = BOOTSTRAP_REPS, seed: int = 0) -> str:
     """The papers' table, then the paired tests, as Markdown."""
     lines = [f"# {title}", ""] if title else []
-    lines += ["| method | wins | losses | undecided | win % (se) | s/step | margin (se) | games |",
+    lines += ["| method | wins | losses | undecided | win % [95% CI] | s/step | margin (se) | "
+              "games |",
               "|---|---:|---:|---:|---:|---:|---:|---:|"]  # fmt: skip
     for s in arms:
         lines.append(f"| {s.arm} | {s.wins} | {s.losses} | {s.undecided} | "
-                     f"{s.win_pct:.1f} ({s.win_se_pct:.1f}) | {_num(s.seconds_per_step, 3)} | "
+                     f"{s.win_pct:.1f} [{s.win_low_pct:.1f}, {s.win_high_pct:.1f}] | "
+                     f"{_num(s.seconds_per_step, 3)} | "
                      f"{_num(s.margin, 2)} ({_num(s.margin_se, 2)}) | {s.games} |")
     if pairs:
         lines += ["", f"Paired on shared seeds. Wins: exact sign test on discordant pairs "

@@ -217,12 +217,45 @@ def start_run(folder: Path, spec: AblationSpec) -> None:
     run = read_run(folder) or {"format": SPEC_FORMAT, "created": _now(), "identities": {}}
     fp = spec.fingerprint()
     run["identities"][fp] = spec.identity()
-    run.update(fingerprint=fp, spec=spec.to_dict(), updated=_now())
+    run.update(fingerprint=fp, spec=spec.to_dict(), updated=_now(), code=code_state())
     write_atomic(folder / RUN_NAME, json.dumps(run, indent=2, sort_keys=True) + "\n")
     results = folder / RESULTS_NAME
     if not results.exists():
         os.close(os.open(results, os.O_WRONLY | os.O_CREAT, 0o666))
         _fsync_dir(folder)
+
+
+GAME_PACKAGES = ("numpy", "numba", "torch", "scipy", "spacy")
+"""The packages whose versions decide a game's moves (besides the project's own code)."""
+
+
+def code_state() -> dict:
+    """What code played: the git commit of the checkout and whether it had changes (None
+    outside a checkout, as for an installed wheel), and the versions of `GAME_PACKAGES`. Kept
+    beside the run's identity, not in it, so a run resumes across commits."""
+    import importlib.metadata
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+    commit = dirty = None
+    try:
+        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, text=True,
+                             capture_output=True, timeout=10, check=True).stdout.strip()
+        if Path(top, "nlmcs").resolve() == here.parents[1]:  # the checkout this code is in
+            commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=top, text=True,
+                                    capture_output=True, timeout=10, check=True).stdout.strip()
+            dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                                        cwd=top, text=True, capture_output=True, timeout=30,
+                                        check=True).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        pass
+    versions = {}
+    for name in GAME_PACKAGES:
+        try:
+            versions[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            versions[name] = None
+    return {"commit": commit, "dirty": dirty, "packages": versions}
 
 
 def locked(folder: Path):
