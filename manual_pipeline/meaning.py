@@ -9,7 +9,7 @@ vectors says whether two texts talk about the same things ("irrigate" sits near 
 "farmland" and "crops"), whatever their words' order; a word-permuted twin's sentences mix
 words from all over the manual and lose that.
 
-Why GloVe rather than a sentence encoder (docs/paper-manual.md has the table): the int8 ONNX
+Why GloVe rather than a sentence encoder (docs/meaning.md has the table): the int8 ONNX
 all-MiniLM-L6-v2 took 52.8 s to encode the 1,909 sentences of the Civ II manual on one core,
 GloVe 0.14 s, so each game's own twin and every situation are embedded as they are read, and no
 embedding needs storing. The vectors' files are checked against pinned sha256 digests at load.

@@ -209,9 +209,10 @@ def _play(args: argparse.Namespace, game, scfg, mcfg, log_path: Path | None) -> 
 def _log_header(args: argparse.Namespace, scfg, mcfg) -> dict:
     """What the decision log's game record says beyond the game itself."""
     from nlmcs.experiments.play import manual_label
+    from nlmcs.search.methods import method_model
 
     return {"manual": manual_label(args.method, args.manual, twin_seed=args.twin_seed),
-            "search": scfg.to_dict(), "model": mcfg.to_dict()}
+            "search": scfg.to_dict(), "model": method_model(args.method, mcfg).to_dict()}
 
 
 SEARCH_COLUMNS = ("method", "rollouts", "workers", "backend", "seconds", "cpu_seconds",

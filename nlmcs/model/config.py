@@ -128,23 +128,19 @@ RELEASE = {
     "passes": 7, "relevance_prior": 0.0,
 }  # fmt: skip
 
-LATER_FIELDS = {"meaning": False}
-"""Fields added after runs were recorded, with the value that plays as before: a run's identity
-leaves them out at that value (and the fields that only act with them), so runs recorded before
-they existed resume with today's code (`AblationSpec.identity`)."""
-ACTING_WITH = {"meaning_prior": "meaning"}
-"""Fields that only act when another is on."""
+LATER_FIELDS = {"meaning": False, "meaning_prior": 20.0}
+"""Fields added after runs were recorded, with their default: a run's identity leaves each out
+at that value, so runs recorded before they existed resume with today's code
+(`AblationSpec.identity`), while any other value (a method may turn meaning on by itself, so
+the prior counts on its own) changes the identity."""
 
 
 def identity_dict(config: ModelConfig) -> dict:
-    """`config.to_dict()` without the later fields at their old value (`LATER_FIELDS`)."""
+    """`config.to_dict()` without the later fields at their default (`LATER_FIELDS`)."""
     out = config.to_dict()
-    for key, old in LATER_FIELDS.items():
-        if out.get(key) == old:
+    for key, default in LATER_FIELDS.items():
+        if out.get(key) == default:
             out.pop(key)
-            for field_name, needs in ACTING_WITH.items():
-                if needs == key:
-                    out.pop(field_name, None)
     return out
 
 

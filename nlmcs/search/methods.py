@@ -277,6 +277,15 @@ def make_planner(
                           rollout_policy=policy)
 
 
+def method_model(name: str, model: ModelConfig) -> ModelConfig:
+    """The model setting method `name` plays with: its network kind, and meaning where the
+    method reads with it (what logs and stored rows record)."""
+    method = get_method(name)
+    if method.model is None:
+        return model
+    return dataclasses.replace(model, kind=method.model, meaning=model.meaning or method.meaning)
+
+
 def _mc_planner(method: Method, *, game, manual, search_config, model_config, seed, prior,
                 rollout_policy):
     from nlmcs.model.evaluator import NetworkEvaluator
@@ -289,8 +298,7 @@ def _mc_planner(method: Method, *, game, manual, search_config, model_config, se
 
         return MCPlanner(game=game, evaluator=ConstantEvaluator(), config=search_config,
                          seed=seed, prior=prior, rollout_policy=rollout_policy)
-    config = dataclasses.replace(model_config, kind=method.model,
-                                 meaning=model_config.meaning or method.meaning)
+    config = method_model(method.name, model_config)
     index = None
     if method.reads != "nothing":
         # A variant ablation hands each game its own manual (already the twin or the

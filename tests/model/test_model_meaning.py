@@ -52,15 +52,36 @@ def test_relevance_selects_before_any_roll_out_with_meaning_and_not_without():
 
 
 def test_the_twin_reads_other_sentences_with_meaning():
-    feats, net = _settlers_relevance("text-meaning")
-    twin_feats, twin = _settlers_relevance("random-text-meaning")
-    assert not np.allclose(feats.parts[1].meaning[:10], twin_feats.parts[1].meaning[:10])
+    from nlmcs.model.manuals import load_index, random_twin
+
+    manual = load_index("civ-guide", min_count=5, meaning=True)
+    twin = load_index(random_twin("civ-guide", seed=3), min_count=5, meaning=True)
+    assert manual.vectors.shape == twin.vectors.shape
+    # sentence by sentence the twin's words mean something else
+    same = np.einsum("ij,ij->i", manual.vectors, twin.vectors)
+    assert np.median(same) < 0.95
 
 
 def test_runs_recorded_before_meaning_keep_their_identity():
+    import json
+    from pathlib import Path
+
+    from nlmcs.cli import parse_command_line
+    from nlmcs.commands.ablation import build_spec
+    from nlmcs.experiments.ablation.spec import fingerprint
+
     base = identity_dict(ModelConfig())
     assert "meaning" not in base and "meaning_prior" not in base
-    assert identity_dict(ModelConfig(meaning=True))["meaning_prior"] == 20.0
+    assert identity_dict(ModelConfig(meaning=True))["meaning"] is True
+    # a method may turn meaning on by itself: another prior is another identity
+    assert identity_dict(ModelConfig(meaning_prior=5.0))["meaning_prior"] == 5.0
+    # a run recorded before the fields existed keeps its fingerprint
+    run = Path(__file__).resolve().parents[2] / "results/reading/real-b1-civ2-default/run.json"
+    if run.is_file():
+        record = json.loads(run.read_text())
+        assert fingerprint(record["identities"][record["fingerprint"]]) == record["fingerprint"]
+        spec = build_spec(parse_command_line(["ablation", "run", "--config", str(run)]))[0]
+        assert spec.fingerprint() == record["fingerprint"]
 
 
 def test_the_log_and_the_views_show_what_meaning_said(tmp_path, capsys):

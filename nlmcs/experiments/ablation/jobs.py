@@ -19,7 +19,7 @@ from pathlib import Path
 
 from nlmcs import __version__
 from nlmcs.experiments.ablation.spec import AblationSpec, Arm
-from nlmcs.search.methods import get_method
+from nlmcs.search.methods import get_method, method_model
 
 ROW_FORMAT = "nlmcs-ablation-game/1"
 LOG_KEY = "_decision_log"
@@ -104,7 +104,8 @@ def _log_header(job: GameJob, search) -> dict:
     name for random-text), the configurations, and the arm and game of the run."""
     manual = getattr(job.manual, "name", None)
     return {"manual": None if manual is None else str(manual), "search": search.to_dict(),
-            "model": job.spec.model.to_dict(), "arm": job.arm.label, "game_index": job.index}
+            "model": method_model(job.arm.method, job.spec.model).to_dict(),
+            "arm": job.arm.label, "game_index": job.index}
 
 
 def _play_freeciv_job(job: GameJob) -> dict:
@@ -148,7 +149,7 @@ def game_row(job: GameJob, result, *, wall_seconds: float, game_config: dict) ->
     scores = [float(s) for s in result.scores]
     opponent_score = max(scores[1:]) if len(scores) > 1 else 0.0
     sec = result.seconds_per_step
-    model = dataclasses.replace(spec.model, kind=method.model) if method.model else spec.model
+    model = method_model(arm.method, spec.model)
     manual_meta = getattr(job.manual, "meta", None) or {}
     return {
         "format": ROW_FORMAT, "arm": arm.label, "method": arm.method, "rollouts": arm.rollouts,

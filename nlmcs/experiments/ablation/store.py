@@ -217,7 +217,11 @@ def start_run(folder: Path, spec: AblationSpec) -> None:
     run = read_run(folder) or {"format": SPEC_FORMAT, "created": _now(), "identities": {}}
     fp = spec.fingerprint()
     run["identities"][fp] = spec.identity()
-    run.update(fingerprint=fp, spec=spec.to_dict(), updated=_now(), code=code_state())
+    code = code_state()
+    history = run.setdefault("code_history", [])
+    if not history or history[-1] != code:  # each code that played here, in order
+        history.append(code)
+    run.update(fingerprint=fp, spec=spec.to_dict(), updated=_now(), code=code)
     write_atomic(folder / RUN_NAME, json.dumps(run, indent=2, sort_keys=True) + "\n")
     results = folder / RESULTS_NAME
     if not results.exists():
@@ -244,7 +248,7 @@ def code_state() -> dict:
         if Path(top, "nlmcs").resolve() == here.parents[1]:  # the checkout this code is in
             commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=top, text=True,
                                     capture_output=True, timeout=10, check=True).stdout.strip()
-            dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+            dirty = bool(subprocess.run(["git", "status", "--porcelain"],
                                         cwd=top, text=True, capture_output=True, timeout=30,
                                         check=True).stdout.strip())
     except (OSError, subprocess.SubprocessError):

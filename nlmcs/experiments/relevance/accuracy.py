@@ -104,7 +104,7 @@ def relevance_accuracy(*, game, manual, decoys, out: str | Path, method: str = "
     from nlmcs.experiments.play import make_player, play
     from nlmcs.model.config import ModelConfig
     from nlmcs.model.manuals import load_index, resolve_manual, text_read
-    from nlmcs.search.methods import get_method
+    from nlmcs.search.methods import get_method, method_model
 
     kind = get_method(method)
     if kind.reads == "nothing":
@@ -124,7 +124,7 @@ def relevance_accuracy(*, game, manual, decoys, out: str | Path, method: str = "
         play(game=game, planner=planner, method=method, opponent=opponent, seed=s, steps=steps,
              log_path=path, log_states=True,
              log_header={"manual": mixed.name, "decoys": mixed.meta["decoys"],
-                         "model": model_config.to_dict()})  # fmt: skip
+                         "model": method_model(method, model_config).to_dict()})  # fmt: skip
         paths.append(path)
         if on_game is not None:
             on_game(i, path)

@@ -138,9 +138,11 @@ def measure(case: PlantedCase, *, arm: str, search_config, model_config, twin_se
 
 
 def _starting_u(net) -> np.ndarray:
-    """u as a real step starts it (`ValueNetwork.reset`): zeros and the relevance prior."""
+    """u as a real step starts it (`ValueNetwork.reset`): zeros, the relevance prior and the
+    meaning prior."""
     u = np.zeros_like(net.u)
     u[net.prior_slots()] = net.config.relevance_prior
+    u[net.meaning_slots()] = net.config.meaning_prior
     return u
 
 
