@@ -35,6 +35,7 @@ from nlmcs.commands import (
     relevance,
     serve,
 )
+from nlmcs.commands.options import HelpFormatter
 from nlmcs.errors import UserInputError, WorkerExited
 
 # Order here is the order in `nlmcs --help`.
@@ -77,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Text-grounded non-linear Monte-Carlo search for FreeCiv-style strategy games.",
         epilog="example:\n  nlmcs play --method text --map small --steps 10 --rollouts 50 "
         "--depth 10",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"nlmcs {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details")
@@ -87,7 +88,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="benchmarks that print timings and peak memory",
         description="Benchmarks: each prints its figures as a table.",
         epilog="example:\n  nlmcs bench engine",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     bench_sub = bench.add_subparsers(dest="bench", metavar="WHAT", required=True)
     for module in COMMAND_MODULES:

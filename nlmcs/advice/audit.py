@@ -362,12 +362,26 @@ def worth_figure(summary: Sequence[dict], spec: AuditSpec) -> bytes:
             ax.text(j, i, text[i][j], ha="center", va="center", fontsize=8)
     ax.set_xticks(range(len(turns)), [f"{t} turns" for t in turns])
     ax.set_yticks(range(len(rules)), rules)
-    ax.set_title(f"What following each rule of {spec.manual} is worth\n(score margin, follow - "
-                 f"break; {spec.base} vs {spec.opponent}, {spec.map} map)", fontsize=9)
-    bar = fig.colorbar(im, ax=ax, label="points")
+    ax.set_title(f"What is following each rule of {spec.manual} worth?\n(score margin, follow - "
+                 f"break, (se); {spec.base} vs {spec.opponent}, {spec.map} map, "
+                 f"{spec.games} paired seeds)", fontsize=9)
+    bar = fig.colorbar(im, ax=ax, label="points", ticks=_spaced_ticks(norm, limit))
     bar.ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
+    bar.ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())
     fig.tight_layout()
     return png(fig)
+
+
+def _spaced_ticks(norm, limit: float, gap: float = 0.1) -> list[float]:
+    """Round values (0, 0.5, 1, 2, 5, 10, ...) for a symmetric-log colour bar, no two closer
+    than `gap` of its height: the default locator crowds labels into each other near zero."""
+    steps = [m * 10.0 ** e for e in range(-1, 5) for m in (1, 2, 5)]  # 0.1, 0.2, 0.5, 1 ...
+    values = sorted({0.0, *(v for x in steps if x <= limit for v in (x, -x))}, key=abs)
+    kept: list[float] = []
+    for v in values:
+        if all(abs(float(norm(v)) - float(norm(k))) >= gap for k in kept):
+            kept.append(v)
+    return sorted(kept)
 
 
 def write_outputs(folder: Path, rows: Sequence[dict], spec: AuditSpec,

@@ -34,12 +34,19 @@ from nlmcs.commands.options import (
     settings,
 )
 from nlmcs.errors import UserInputError
-from nlmcs.experiments.ablation.spec import DEFAULT_METHODS, PRESETS, AblationSpec, get_preset
+from nlmcs.experiments.ablation.spec import (
+    DEFAULT_METHODS,
+    DEFAULT_PRESET,
+    PRESETS,
+    AblationSpec,
+    get_preset,
+)
 from nlmcs.games import game_entry
 
-RUN_EXAMPLE = ("nlmcs ablation run --methods text,random-text,nonlinear,linear,uct --manual "
-               "civ-guide --games 200 --steps 100 --rollouts 500 --depth 20 --opponent builtin "
-               "--seed 0 --out runs/paper --workers 2")  # fmt: skip
+# A first run in minutes; the paper's scale is `--preset paper` (200 games x 500 roll-outs).
+RUN_EXAMPLE = ("nlmcs ablation run --methods text,random-text,nonlinear --manual civ-guide "
+               "--map small --full-games --max-turns 20 --games 4 --rollouts 10 --depth 5 "
+               "--out runs/first --workers 2")  # fmt: skip
 
 
 def register(sub) -> None:
@@ -61,8 +68,10 @@ def register(sub) -> None:
     g.add_argument("--twin-seed", type=SEED, help="random-text reads one twin, shuffled with "
                    "this seed, in every game (default: each game's twin is shuffled with the "
                    "game's own seed)")
-    g.add_argument("--games", type=COUNT, help="paired games per method (more can be added later)")
-    g.add_argument("--steps", type=COUNT, help="real steps per game")
+    g.add_argument("--games", type=COUNT, help="paired games per method (more can be added "
+                   f"later; default: the preset's, {PRESETS[DEFAULT_PRESET].games} without one)")
+    g.add_argument("--steps", type=COUNT, help="real steps per game (default: the preset's, "
+                   f"{PRESETS[DEFAULT_PRESET].steps} without one)")
     g.add_argument("--full-games", action=argparse.BooleanOptionalAction,
                    help="play every game to its end (the turn limit, --max-turns); "
                         "--no-full-games turns off a --config file's")
@@ -83,7 +92,8 @@ def register(sub) -> None:
     add_search_options(p, skip=("rollouts", "workers"))
     add_corpus_options(p)
     g.add_argument("--rollouts", help="roll-outs per real step; several (50,100,200) make one "
-                   "arm per method and budget, named method@rollouts")
+                   "arm per method and budget, named method@rollouts (default: the preset's, "
+                   f"{','.join(map(str, PRESETS[DEFAULT_PRESET].rollouts))} without one)")
     x.add_argument("--workers", type=COUNT, help="local game processes (default: usable CPUs); "
                    "each game runs its roll-outs in one process")
     p.set_defaults(map=None, depth=None)
@@ -177,7 +187,8 @@ def run_cli(args: argparse.Namespace) -> int:
             wins[row["arm"]][1] += 1
     if not prepared.jobs:
         print(f"{out}: all {prepared.total} games are stored; nothing to play")
-        return _print_report(out, strict=True)
+        return _print_report(out, strict=True, findings=get_preset(args.preset).findings
+                             if args.preset else "")
     from tqdm import tqdm
 
     from nlmcs.experiments.ablation.runner import WorkerLost, run_jobs
@@ -189,7 +200,9 @@ def run_cli(args: argparse.Namespace) -> int:
                   f"{len(prepared.jobs)} to play {where}", flush=True)
             bar = stack.enter_context(tqdm(total=prepared.total, initial=prepared.done,
                                            unit="game", disable=args.no_progress,
-                                           dynamic_ncols=True))  # fmt: skip
+                                           dynamic_ncols=True, smoothing=0))  # fmt: skip
+            # smoothing 0: the time left from the mean game so far; games end in bursts, one
+            # per worker, and the default's recent rate jumps with each burst
 
             def on_game(row: dict) -> None:
                 if row["arm"] in wins:
@@ -208,7 +221,8 @@ def run_cli(args: argparse.Namespace) -> int:
     except WorkerLost as err:
         print(f"error: {err}", file=sys.stderr)
         return 1
-    return _print_report(out, strict=True)
+    return _print_report(out, strict=True,
+                         findings=get_preset(args.preset).findings if args.preset else "")
 
 
 def add_executor_options(p) -> argparse._ArgumentGroup:
@@ -243,7 +257,7 @@ def _stored(out: Path) -> int:
     return len(read_results(out / RESULTS_NAME, strict=False).rows)
 
 
-def _print_report(folder: Path, *, strict: bool) -> int:
+def _print_report(folder: Path, *, strict: bool, findings: str = "") -> int:
     from nlmcs.experiments.ablation.report import write_report
 
     report = write_report(folder, strict=strict)
@@ -255,6 +269,9 @@ def _print_report(folder: Path, *, strict: bool) -> int:
     print((folder / "summary.md").read_text(), end="")
     print()
     print("files written: " + ", ".join(str(p) for p in report.files))
+    if findings:
+        print()
+        print(findings)
     return 0
 
 

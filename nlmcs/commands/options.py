@@ -23,6 +23,21 @@ from nlmcs.search.config import SearchConfig
 from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Every option's help shows its default: argparse's own "(default: X)" where the help does
+    not already say what the default is, and nothing for a flag off by default or an option
+    with no value unless given (those say in words what happens without them)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        help = action.help or ""
+        default = action.default
+        if ("default" in help.lower() or not action.option_strings
+                or default is None or default is False or default == argparse.SUPPRESS
+                or isinstance(action, argparse.BooleanOptionalAction)):
+            return help
+        return f"{help} (default: %(default)s)"
+
+
 def add_command(sub, name: str, *, help: str, example: str, func) -> argparse.ArgumentParser:
     """Add a subcommand whose --help ends with a worked example."""
     parser = sub.add_parser(
@@ -30,7 +45,7 @@ def add_command(sub, name: str, *, help: str, example: str, func) -> argparse.Ar
         help=help,
         description=help[:1].upper() + help[1:] + ".",
         epilog=f"example:\n  {example}",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.set_defaults(func=func)
     return parser

@@ -35,8 +35,8 @@ def register(sub) -> None:
         sub,
         "play",
         help="play one game with a search method against a scripted opponent",
-        example="nlmcs play --method text --manual civ-guide --opponent builtin --seed 0 "
-        "--steps 100 --rollouts 500 --depth 20 --workers 2 --log-decisions decisions.jsonl",
+        example="nlmcs play --method text --map small --steps 10 --rollouts 20 --depth 5 "
+        "--log-decisions decisions.jsonl",
         func=play_cli,
     )
     p.add_argument("--method", default="text", help=f"planner: {', '.join(method_names())}")
@@ -175,6 +175,7 @@ def _play(args: argparse.Namespace, game, scfg, mcfg, log_path: Path | None) -> 
                           reader=reader_options(args), net=net_options(args))
     from tqdm import tqdm
 
+    print(_announce(args, scfg), file=sys.stderr, flush=True)
     bar = tqdm(total=args.steps, unit="step", disable=args.no_progress)
 
     def on_step(t, stats):
@@ -204,6 +205,15 @@ def _play(args: argparse.Namespace, game, scfg, mcfg, log_path: Path | None) -> 
         write_report(logs=[read_log(log_path)], out=args.report)
         print(f"report written to {args.report}")
     return 0
+
+
+def _announce(args: argparse.Namespace, scfg) -> str:
+    """What is about to be played, before a game that can take minutes starts."""
+    reads = get_method(args.method).reads
+    text = "" if reads == "nothing" else f" reading {args.manual}"
+    return (f"playing {args.method}{text} against {args.opponent} on the {args.map} map, seed "
+            f"{args.seed}: up to {args.steps} steps of {scfg.rollouts} roll-outs x depth "
+            f"{scfg.depth} (smaller --steps/--rollouts for a quick look)")
 
 
 def _log_header(args: argparse.Namespace, scfg, mcfg) -> dict:

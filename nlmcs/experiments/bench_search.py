@@ -30,7 +30,7 @@ from nlmcs.search.methods import (
 
 RELEASE_SECONDS = {("text", 20): 4.9, ("text", 100): 16.4, ("text", 500): 76.5,
                    ("linear", 20): 3.7, ("linear", 100): 11.8, ("linear", 500): 49.4}
-"""The 2011 C++ release's seconds per real step on two cores at depth 20 (docs/performance.md)."""
+"""The 2011 C++ release's seconds per real step on two cores at depth 20 (docs/benchmarks.md)."""
 
 
 @dataclass

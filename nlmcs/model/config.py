@@ -106,7 +106,8 @@ class ModelConfig:
     def release(cls, **overrides) -> ModelConfig:
         """The model as the 2011 release had it: every weight reset at every step, the
         release's hidden-layer sign, all candidate sentences in document order, no grounding
-        features (docs/performance.md, "Deviations from the release", lists what still differs)."""
+        features (docs/search-options.md, "Deviations from the release", lists what still
+        differs)."""
         return cls(**{**RELEASE, **overrides})
 
     @classmethod

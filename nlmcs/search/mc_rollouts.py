@@ -81,8 +81,27 @@ class RolloutCore:
         return type(self.random_policy) in (UniformRollout, TypedRollout)
 
     def warm_up(self) -> None:
-        """Whatever the evaluator loads lazily (compiled kernels), loaded now."""
+        """What loads lazily, loaded now, so a first real step times only itself: the
+        evaluator's compiled kernels, and the game's compiled engine through one throwaway
+        roll-out from a fresh initial state, with opponents and chance of its own (the real
+        game's opponents, roll-outs and evaluator are untouched)."""
         self.evaluator.warm_up()
+        if self.config.engine != "compiled":
+            return
+        game = self.opponents.game
+        rng = np.random.default_rng(0)
+
+        def choose(state: State, depth: int) -> dict[AgentId, Action]:
+            joint = {}
+            for agent, actions in state.agent_actions(0):
+                if actions:
+                    state.candidate_labels(agent, actions)
+                    joint[agent] = actions[int(rng.integers(len(actions)))]
+            return joint
+
+        rollout(game.new_initial_state(0), 0, choose, config=self.config,
+                opponents=Opponents(game, self.config.opponent, self.config.engine), rng=rng,
+                uniform_from=lambda depth: depth > 0, on_board=self.on_board)
 
     def run(self, root: State, player: int, step: int, seed: int, index: int) -> RolloutResult:
         cfg = self.config

@@ -10,6 +10,8 @@ Routes (every error is JSON, `{"error": "..."}`, with a 4xx status that says whi
 - `POST /api/games/{id}/end-turn`   `{"turn": t}`
 - `GET  /api/games/{id}/advice?agent=unit:3`  the text agent's sentence and action
 - `POST /api/ingest`                `{}`: finished games' logs into the corpus
+- `GET  /openapi.json`              this API as OpenAPI 3.1 (from the YAML in the handlers'
+                                    docstrings, `apidoc.py`); `GET /docs`: the same as a page
 
 Requests are checked before they reach a game: bodies are JSON objects of known fields and
 types (the pydantic models of `nlmcs.serve.requests`), at most `ServeConfig.max_body_bytes`,
@@ -22,6 +24,7 @@ at a time per game.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import logging
 from collections.abc import Callable
@@ -35,12 +38,13 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from nlmcs.errors import UserInputError
 from nlmcs.serve.advice import Advisor
+from nlmcs.serve.apidoc import api_page, openapi
 from nlmcs.serve.config import MAP_PRESETS, ServeConfig
 from nlmcs.serve.logs import RequestError
 from nlmcs.serve.requests import Act, Empty, EndTurn, NewGame, advice_agent, parse
@@ -97,7 +101,9 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
     limit = config.max_body_bytes
 
     def endpoint(handler: Callable) -> Callable:
-        """Turn a handler's `RequestError` into its JSON answer."""
+        """Turn a handler's `RequestError` into its JSON answer (keeping the handler's
+        docstring: the API description is read from it)."""
+        @functools.wraps(handler)
         async def wrapped(request: Request):
             try:
                 return await handler(request)
@@ -106,7 +112,6 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
             except ClientDisconnect:  # the client went away mid-request: normal, and quiet
                 log.debug("client left during %s %s", request.method, request.url.path)
                 return Response(status_code=400)
-        wrapped.__name__ = handler.__name__
         return wrapped
 
     def in_game(request: Request, work: Callable):
@@ -122,12 +127,41 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
         return FileResponse(static_dir() / "index.html", media_type="text/html")
 
     async def list_games(request: Request):
+        """Games to resume, and the server's settings (opponent, corpus, maps).
+        ---
+        responses:
+          '200':
+            description: the games in memory and the unfinished ones whose logs resume them,
+              newest first, each with the turn it is at
+            content:
+              application/json:
+                schema: {$ref: '#/components/schemas/GameList'}
+        """
         games = await run_in_threadpool(table.summaries)
         return JSONResponse({"games": games, "opponent": config.opponent,
                              "corpus": config.corpus, "maps": list(MAP_PRESETS),
                              "default_map": config.map})
 
     async def new_game(request: Request):
+        """Start a game on a fresh map; its log starts in the corpus's logs folder.
+        ---
+        requestBody:
+          required: true
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/NewGame'}
+        responses:
+          '201':
+            description: the new game at its first turn
+            content:
+              application/json:
+                schema: {$ref: '#/components/schemas/Game'}
+          '400': {$ref: '#/components/responses/BadRequest'}
+          '403': {$ref: '#/components/responses/Forbidden'}
+          '413': {$ref: '#/components/responses/TooLarge'}
+          '415': {$ref: '#/components/responses/NotJson'}
+          '422': {$ref: '#/components/responses/Unprocessable'}
+        """
         body = parse(NewGame, await read_json(request, limit))
 
         def create():
@@ -137,18 +171,93 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
         return JSONResponse(await run_in_threadpool(create), status_code=201)
 
     async def show_game(request: Request):
+        """A game from your seat, resumed from its log if it is not in memory.
+        ---
+        parameters:
+          - {$ref: '#/components/parameters/GameId'}
+        responses:
+          '200':
+            description: the game now
+            content:
+              application/json:
+                schema: {$ref: '#/components/schemas/Game'}
+          '404': {$ref: '#/components/responses/NotFound'}
+          '409': {$ref: '#/components/responses/Conflict'}
+        """
         return JSONResponse(await in_game(request, lambda s: None))
 
     async def act(request: Request):
+        """Play one action of one of your agents (each acts at most once a turn).
+        ---
+        parameters:
+          - {$ref: '#/components/parameters/GameId'}
+        requestBody:
+          required: true
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Act'}
+        responses:
+          '200':
+            description: the game after the action
+            content:
+              application/json:
+                schema: {$ref: '#/components/schemas/Game'}
+          '400': {$ref: '#/components/responses/BadRequest'}
+          '403': {$ref: '#/components/responses/Forbidden'}
+          '404': {$ref: '#/components/responses/NotFound'}
+          '409': {$ref: '#/components/responses/Conflict'}
+          '413': {$ref: '#/components/responses/TooLarge'}
+          '415': {$ref: '#/components/responses/NotJson'}
+          '422': {$ref: '#/components/responses/Unprocessable'}
+        """
         body = parse(Act, await read_json(request, limit))
         return JSONResponse(await in_game(request, lambda s: s.act(
             turn=body.turn, agent=body.agent, kind=body.action.kind, arg=body.action.arg)))
 
     async def end_turn(request: Request):
+        """End your turn: the opponent's remaining moves are played and the next turn begins.
+        ---
+        parameters:
+          - {$ref: '#/components/parameters/GameId'}
+        requestBody:
+          required: true
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/EndTurn'}
+        responses:
+          '200':
+            description: the game at the next turn (or over), with the opponent's moves
+            content:
+              application/json:
+                schema: {$ref: '#/components/schemas/Game'}
+          '400': {$ref: '#/components/responses/BadRequest'}
+          '403': {$ref: '#/components/responses/Forbidden'}
+          '404': {$ref: '#/components/responses/NotFound'}
+          '409': {$ref: '#/components/responses/Conflict'}
+          '413': {$ref: '#/components/responses/TooLarge'}
+          '415': {$ref: '#/components/responses/NotJson'}
+        """
         body = parse(EndTurn, await read_json(request, limit))
         return JSONResponse(await in_game(request, lambda s: s.end_turn(turn=body.turn)))
 
     async def advice(request: Request):
+        """What the text agent would do with one of your agents, and the manual's sentence
+        behind it (a search on a copy of the game: it changes nothing).
+        ---
+        parameters:
+          - {$ref: '#/components/parameters/GameId'}
+          - {$ref: '#/components/parameters/Agent'}
+        responses:
+          '200':
+            description: the text agent's action and its most relevant sentence
+            content:
+              application/json:
+                schema: {$ref: '#/components/schemas/Advice'}
+          '400': {$ref: '#/components/responses/BadRequest'}
+          '403': {$ref: '#/components/responses/Forbidden'}
+          '404': {$ref: '#/components/responses/NotFound'}
+          '409': {$ref: '#/components/responses/Conflict'}
+        """
         agent = advice_agent(request.query_params.get("agent"))
 
         def run():
@@ -159,12 +268,47 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
         return JSONResponse(await run_in_threadpool(run))
 
     async def ingest(request: Request):
+        """Mine every finished game's log into the corpus (also done when the server stops).
+        ---
+        requestBody:
+          required: true
+          content:
+            application/json:
+              schema: {$ref: '#/components/schemas/Empty'}
+        responses:
+          '200':
+            description: what the corpus gained (no finished game yet is not an error)
+            content:
+              application/json:
+                schema: {$ref: '#/components/schemas/Ingest'}
+          '400': {$ref: '#/components/responses/BadRequest'}
+          '403': {$ref: '#/components/responses/Forbidden'}
+          '409': {$ref: '#/components/responses/Conflict'}
+          '413': {$ref: '#/components/responses/TooLarge'}
+          '415': {$ref: '#/components/responses/NotJson'}
+        """
         parse(Empty, await read_json(request, limit))
         try:
             summary = await run_in_threadpool(table.ingest_finished)
         except UserInputError as err:
             raise RequestError(409, f"corpus {config.corpus}: {err}") from None
         return JSONResponse(_ingest_answer(config.corpus, summary))
+
+    async def openapi_json(request: Request):
+        """This API as an OpenAPI 3.1 document.
+        ---
+        responses:
+          '200':
+            description: the document (the page /docs shows it for people)
+            content:
+              application/json:
+                schema: {type: object}
+          '503': {$ref: '#/components/responses/Unavailable'}
+        """
+        return JSONResponse(openapi(request.app.routes))
+
+    async def api_docs(request: Request):
+        return HTMLResponse(api_page(openapi(request.app.routes)))
 
     def shutdown() -> None:
         """At shutdown: finished games into the corpus, then release every search."""
@@ -189,7 +333,7 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
 
     gid = "/api/games/{game_id}"
     routes = [
-        Route("/", endpoint(index)),
+        Route("/", endpoint(index), include_in_schema=False),
         Route("/api/games", endpoint(list_games), methods=["GET"]),
         Route("/api/games", endpoint(new_game), methods=["POST"]),
         Route(gid, endpoint(show_game), methods=["GET"]),
@@ -197,6 +341,8 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
         Route(f"{gid}/end-turn", endpoint(end_turn), methods=["POST"]),
         Route(f"{gid}/advice", endpoint(advice), methods=["GET"]),
         Route("/api/ingest", endpoint(ingest), methods=["POST"]),
+        Route("/docs", endpoint(api_docs), methods=["GET"], include_in_schema=False),
+        Route("/openapi.json", endpoint(openapi_json), methods=["GET"]),
         Mount("/static", StaticFiles(directory=static_dir()), name="static"),
     ]
     app = Starlette(routes=routes, lifespan=lifespan,

@@ -5,12 +5,18 @@ Also the error every refusal of the server raises."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 LOG_PREFIX = "human-"
 """Log files are `human-<game id>.jsonl`: apart from `corpus record`'s `game-<seed>.jsonl`."""
 MAX_LOG_BYTES = 512_000_000
 """A 100-turn game on the largest map logs a few tens of MB; far more is not one of ours."""
+TURN_LINE = re.compile(rb'\n\{"type":"turn","game_id":"[^"\n]*","turn":(\d+)[,}]')
+"""The start of a turn line as the corpus recorder writes it (compact JSON, fields in order)."""
+TAIL_BLOCK = 1 << 16
+"""First block read from a log's end (a turn line is a few KB); each further block is twice as
+large, so a list of many games reads little, and a long turn's lines still take few reads."""
 
 
 class RequestError(Exception):
@@ -34,6 +40,29 @@ def log_finished(path: Path) -> bool:
         return False
     last = tail.rstrip(b"\n").rsplit(b"\n", 1)[-1]
     return tail.endswith(b"\n") and last.startswith(b'{"type":"result"')
+
+
+def log_turn(path: Path) -> int | None:
+    """The turn an unfinished game's log resumes at (its last turn line), read from the end so
+    a list of games costs little however long their logs; None if no turn line is found (an
+    empty or foreign file)."""
+    try:
+        with open(path, "rb") as fh:
+            end = fh.seek(0, 2)
+            tail, block = b"", TAIL_BLOCK
+            while end > 0:
+                start = max(0, end - block)
+                block = min(2 * block, 1 << 24)
+                fh.seek(start)
+                # a line start may straddle two blocks; the file's start is a line's start
+                tail = (b"\n" if start == 0 else b"") + fh.read(end - start) + tail[:200]
+                hits = list(TURN_LINE.finditer(tail))
+                if hits:
+                    return int(hits[-1].group(1))
+                end = start
+    except OSError:
+        return None
+    return None
 
 
 def read_progress(path: Path) -> tuple[dict, dict | None]:

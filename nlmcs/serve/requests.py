@@ -19,18 +19,25 @@ class Body(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
-Turn = Annotated[int, Field(ge=0, lt=2**31)]
-Agent = Annotated[str, Field(min_length=1, max_length=32)]
+Turn = Annotated[int, Field(ge=0, lt=2**31, description=(
+    "the turn the request is for: the game's `turn`; any other is stale (409)"))]
+Agent = Annotated[str, Field(min_length=1, max_length=32, description=(
+    "one of your agents, e.g. 'unit:3', 'city:5' or 'civ:0' (research)"))]
 
 
 class NewGame(Body):
-    seed: Annotated[int, Field(ge=0, le=MAX_SEED)] | None = None
-    map: str | None = None
+    seed: Annotated[int, Field(ge=0, le=MAX_SEED)] | None = Field(
+        None, description="the map's seed (default: random)")
+    map: str | None = Field(None, description=(
+        "a map preset of `GET /api/games`'s `maps` (default: its `default_map`)"))
 
 
 class Move(Body):
-    kind: Annotated[str, Field(max_length=32)]
-    arg: int | Annotated[str, Field(max_length=64)] | None = None
+    kind: Annotated[str, Field(max_length=32, description="e.g. move, attack, build_city, "
+                                                           "build, research, wait")]
+    arg: int | Annotated[str, Field(max_length=64)] | None = Field(None, description=(
+        "a direction 0-7 (move, attack), an item (build) or a tech (research); exactly as "
+        "the agent's `actions` list it"))
 
 
 class Act(Body):

@@ -35,7 +35,7 @@ from nlmcs.games.civ.legal import parse_agent
 from nlmcs.games.record import CorpusRecorder
 from nlmcs.games.runner import GameResult, apply_decision, policy_meta
 from nlmcs.serve.config import GAME, MAP_PRESETS, ServeConfig
-from nlmcs.serve.logs import LOG_PREFIX, RequestError, log_finished, read_progress
+from nlmcs.serve.logs import LOG_PREFIX, RequestError, log_finished, log_turn, read_progress
 from nlmcs.serve.opponents import close_opponent, make_opponent
 from nlmcs.serve.views import describe_move, unit_before
 
@@ -298,7 +298,9 @@ class SessionTable:
                                key=lambda p: p.stat().st_mtime, reverse=True):
                 game_id = path.stem.removeprefix(LOG_PREFIX)
                 if game_id not in out and ID_RE.fullmatch(game_id) and not log_finished(path):
-                    out[game_id] = {"id": game_id, "over": False, "in_memory": False}
+                    # the turn it resumes at, so the resume offer names the turn reached
+                    out[game_id] = {"id": game_id, "turn": log_turn(path), "over": False,
+                                    "in_memory": False}
         return list(out.values())
 
     def finished_logs(self) -> list[Path]:

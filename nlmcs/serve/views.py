@@ -12,6 +12,16 @@ from nlmcs.games.civ.cities import granary_size
 from nlmcs.games.civ.legal import parse_agent
 from nlmcs.games.civ.tables import DIRECTIONS
 
+PLAYER_COLOURS = (("red", "#d62728"), ("blue", "#1f77b4"), ("orange", "#ff7f0e"),
+                  ("purple", "#9467bd"))
+"""Each seat's colour, by player number: the client draws units, cities and moves in it and
+names it in the page's legend, so this is the one table of them."""
+
+
+def player_colour(player: int) -> dict:
+    name, hex_ = PLAYER_COLOURS[player % len(PLAYER_COLOURS)]
+    return {"name": name, "hex": hex_}
+
 
 def action_text(state, action: Action) -> str:
     """Words for an action, as the client's buttons and the opponent's move list show it."""
@@ -129,6 +139,7 @@ def game_view(session) -> dict:
         "human": me,
         "players": [{"player": p, "kind": "human" if p == me else "opponent",
                      "name": "you" if p == me else session.opponent_name,
+                     "colour": player_colour(p),
                      "score": round(float(s.score(p)), 2),
                      "stats": {k: round(float(v), 2) for k, v in s.stats(p).items()}}
                     for p in range(s.num_players)],

@@ -198,3 +198,53 @@ def test_help_comes_from_the_field_docstrings_with_the_dataclass_defaults(capsys
     assert "(default: off)" in out and "--puct-c PUCT_C Exploration constant of PUCT" in out
     assert "example: nlmcs play" in out
     assert "--model-preset {default,release,state-action,selecting}" in out
+
+
+def _every_option(parser):
+    """(parser, option) for every option of every subcommand."""
+    import argparse
+
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                yield from _every_option(sub)
+        elif action.option_strings:
+            yield parser, action
+
+
+def test_every_option_with_a_value_by_default_says_what_it_is():
+    from nlmcs.cli import build_parser
+
+    for parser, action in _every_option(build_parser()):
+        if action.default in (None, False, "==SUPPRESS==") or action.nargs == 0:
+            continue  # no value unless given: its help says in words what happens without it
+        shown = parser.formatter_class(parser.prog)._get_help_string(action)
+        assert "default" in shown.lower(), (parser.prog, action.option_strings)
+
+
+def test_the_commands_the_user_meets_first_show_their_defaults(capsys):
+    with pytest.raises(SystemExit):
+        parse_command_line(["play", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for shown in ("--seed SEED map, game and search seed (default: 0)",
+                  "--steps STEPS real steps (turns) to play at most (default: 100)",
+                  "--opponent OPPONENT builtin[:easy|normal|hard], random, ... (default: "
+                  "builtin)"):
+        assert shown in out
+    assert "example: nlmcs play --method text --map small --steps 10" in out
+    with pytest.raises(SystemExit):
+        parse_command_line(["ablation", "run", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "the preset's, 200 without one" in out
+    example = out.split("example:")[1]
+    assert "--games 4" in example and "--rollouts 10" in example  # a first run, not the paper's
+
+
+def test_play_says_what_it_is_about_to_play(capsys):
+    from nlmcs.cli import main
+
+    assert main(["play", "--method", "uct", "--map", "tiny", "--steps", "1", "--rollouts", "2",
+                 "--depth", "2", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    assert ("playing uct against builtin on the tiny map, seed 0: up to 1 steps of 2 roll-outs "
+            "x depth 2") in err

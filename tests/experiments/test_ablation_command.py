@@ -27,6 +27,9 @@ def test_run_status_report_and_resume(tmp_path, capsys):
     assert run["code"]["packages"]["numpy"]
     assert all("code" not in ident for ident in run["identities"].values())
     assert "| linear vs uct | 2 |" in text
+    # the tables end on a verdict in words: two pairs can say nothing
+    assert "## What this run can say" in text
+    assert "linear vs uct: no difference this run can see** at 2 pairs" in text
     assert "files written:" in text and "winrate.png" in text
     assert main(args) == 0  # resumes: everything is stored, nothing is replayed
     assert "all 4 games are stored; nothing to play" in capsys.readouterr().out
@@ -119,6 +122,19 @@ def test_the_reading_presets_ask_the_reading_question_at_its_horizon():
         assert (spec.rollouts, spec.search.depth, spec.games) == ((rollouts,), 5, games)
     spec, _ = build_spec(parse(["ablation", "run", "--preset", "reading", "--methods", "text,q0"]))
     assert spec.methods == ("text", "q0")
+
+
+@pytest.mark.slow
+def test_a_preset_run_ends_with_what_the_pre_registered_blocks_found(tmp_path, capsys):
+    from nlmcs.experiments.ablation.spec import READING_FINDINGS
+
+    assert main(["ablation", "run", "--preset", "reading-quick", "--games", "1", "--max-turns",
+                 "2", "--rollouts", "2", "--depth", "2", "--workers", "1", "--no-progress",
+                 "--out", str(tmp_path / "run")]) == 0
+    text = capsys.readouterr().out
+    assert "text vs random-text: no difference this run can see** at 1 pairs" in text
+    assert text.rstrip().endswith(READING_FINDINGS)
+    assert "docs/reading.md" in READING_FINDINGS
 
 
 @pytest.mark.parametrize("action", ["run", "report", "status"])

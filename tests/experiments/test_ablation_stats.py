@@ -5,7 +5,7 @@ import math
 import pytest
 
 from nlmcs.experiments.ablation import stats as st
-from nlmcs.experiments.ablation.report import paired_tests, summarise
+from nlmcs.experiments.ablation.report import paired_tests, summarise, verdict_markdown
 
 
 def test_win_rate_and_standard_error():
@@ -89,3 +89,26 @@ def test_paired_tests_use_only_shared_seeds():
             _row("b", 3, "loss", -1.0)]  # fmt: skip
     (t,) = paired_tests(rows, ["a", "b"], reps=100)
     assert t.pairs == 1 and (t.a_only_wins, t.b_only_wins) == (1, 0)
+
+
+def test_verdict_says_in_words_what_a_small_run_cannot_tell():
+    # 8 pairs, a ahead 2 / 1 on discordant pairs: a table shows a lead, the verdict says chance.
+    outcomes = [("win", "loss"), ("win", "loss"), ("loss", "win")] + [("loss", "loss")] * 5
+    rows = [r for i, (oa, ob) in enumerate(outcomes)
+            for r in (_row("text", i, oa, 0.0), _row("random-text", i, ob, 0.0))]
+    pairs = paired_tests(rows, ["text", "random-text"], reps=2000, seed=1)
+    text = verdict_markdown(pairs, "text")
+    assert "## What this run can say" in text
+    assert "text vs random-text: no difference this run can see" in text
+    assert "at 8 pairs" in text and "cannot be told at this size" in text
+    # only the first arm's comparisons are judged
+    assert verdict_markdown(pairs, "random-text") == ""
+
+
+def test_verdict_names_a_difference_the_run_sees_and_asks_for_fresh_seeds():
+    rows = [r for i in range(40)
+            for r in (_row("text", i, "win", 5.0), _row("random-text", i, "loss", -5.0))]
+    text = verdict_markdown(paired_tests(rows, ["text", "random-text"], reps=2000, seed=1),
+                            "text")
+    assert "**text is ahead of random-text** on these 40 pairs" in text
+    assert "confirm it on fresh seeds" in text

@@ -107,3 +107,48 @@ def test_every_view_says_when_relevance_is_uniform_and_shows_ties(tmp_path, caps
     out = capsys.readouterr().out
     assert "uniform: no sentence is preferred" in out and "\n  = " in out
     assert "uniform: no sentence is preferred" in (tmp_path / "d.html").read_text()
+
+
+def test_uniform_or_tied_decisions_rank_no_sentence_first():
+    from relevance_records import records
+
+    from nlmcs.experiments.relevance.log import DecisionLog
+    from nlmcs.experiments.relevance.summary import sentence_use
+
+    recs = records(1)  # five decisions, each peaked on its own sentence
+    flat = [{**recs[0], "relevance_entropy": 1.0,
+             "sentences": [{"id": i, "p": 0.25, "text": f"s{i}"} for i in (3, 7, 9, 11)]}]
+    tie = [{**recs[1], "relevance_entropy": 0.9,
+            "sentences": [{"id": 9, "p": 0.4, "text": "a"}, {"id": 11, "p": 0.4, "text": "b"},
+                          {"id": 3, "p": 0.2, "text": "c"}]}]
+    ranked = sentence_use(DecisionLog(path=None, decisions=recs + flat + tie))
+    assert (ranked.decisions, ranked.uniform, ranked.tied) == (7, 1, 1)
+    first = {u.id: u.top for u in ranked.uses}
+    assert first[3] == 1 and first[9] == 1 and first[11] == 1  # only the peaked decisions
+    assert sum(first.values()) == 5
+
+
+def test_heatmaps_share_one_colour_scale_whatever_their_values(monkeypatch):
+    import numpy as np
+    from matplotlib.axes import Axes
+
+    from nlmcs.experiments.relevance import plots
+    from nlmcs.experiments.relevance.measures import Grid
+
+    seen = []
+    real = Axes.imshow
+
+    def spy(self, values, **kwargs):
+        seen.append((kwargs["norm"].vmin, kwargs["norm"].vmax, np.ma.filled(values, np.nan)))
+        return real(self, values, **kwargs)
+
+    monkeypatch.setattr(Axes, "imshow", spy)
+    for values in ([[0.96, 1.04]], [[0.2, 6.0]]):
+        grid = Grid(unit="city", sentences=[3], texts=["a"], steps=[0, 1], values=np.array(values),
+                    decisions=2)
+        plots.grid_plot(grid, title="t")
+    limit = np.log2(plots.RATIO_LIMIT)
+    assert [(lo, hi) for lo, hi, _ in seen] == [(-limit, limit)] * 2
+    # 4% off uniform is a faint colour (under 2% of the scale), not the scale's end
+    assert np.abs(seen[0][2]).max() / limit < 0.02
+    assert np.isclose(seen[1][2][0, 1], np.log2(6.0))

@@ -2,7 +2,9 @@
 headless browser (Debian's chromium driven by Playwright). The test opens the page,
 starts a game, founds a city, changes its production, moves a unit, asks the text agent, ends
 the turn and checks that the game's corpus log holds exactly those decisions; a screenshot is
-taken (and copied to $NLMCS_SCREENSHOT when set). Skips, saying why, where chromium or
+taken (and copied to $NLMCS_SCREENSHOT when set). Another test checks what the page tells a new
+player: what to do before a game exists, which colour is theirs, the turn each game to resume
+is at, and the API page. Skips, saying why, where chromium or
 Playwright is missing (`apt-get install chromium`; `playwright install` is not needed)."""
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import pytest
 
 
 @pytest.fixture
-def server():
-    """(base URL, app) of a server running in a thread; stopped (and so ingesting) at the end."""
+def server(request):
+    """(base URL, app) of a server running in a thread; stopped (and so ingesting) at the end.
+    Its map is "small" unless the test is parametrized with another (indirect=True)."""
     import uvicorn
 
     from nlmcs.serve.app import create_app
@@ -30,7 +33,8 @@ def server():
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    app = create_app(ServeConfig(corpus=f"serve-browser-{uuid.uuid4().hex[:8]}", map="small"))
+    app = create_app(ServeConfig(corpus=f"serve-browser-{uuid.uuid4().hex[:8]}",
+                                 map=getattr(request, "param", "small")))
     srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
@@ -116,4 +120,59 @@ def test_play_a_turn_in_the_browser_and_find_it_in_the_corpus_log(browser, serve
                     (warriors, "move", moves[0]["arg"])]
     assert lines[0]["players"][0] == {"player": 0, "kind": "human", "name": "human"}
     assert lines[-1]["type"] == "turn" and lines[-1]["turn"] == 1
+    page.close()
+
+
+@pytest.mark.parametrize("server", ["tiny"], indirect=True)
+def test_the_page_guides_a_new_player_and_offers_games_at_their_turn(browser, server):
+    url, _ = server
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    problems = []
+    page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning")
+            else None)  # fmt: skip
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(url + "/")
+    page.wait_for_function("document.querySelector('#map-select').options.length > 0")
+    # No game: the board says what to do first; no empty canvas, no hint about units.
+    assert page.locator("#empty").is_visible()
+    assert "No game yet" in page.locator("#empty").inner_text()
+    assert not page.locator("#map").is_visible() and not page.locator("#legend").is_visible()
+    assert "Click one of your units" not in page.locator("#board").inner_text()
+
+    page.locator("#new-game").click()
+    page.wait_for_function("location.hash.startsWith('#game=')")
+    first = page.evaluate("location.hash").removeprefix("#game=")
+    assert not page.locator("#empty").is_visible() and page.locator("#map").is_visible()
+    assert "Click one of your units" in page.locator("#hover").inner_text()
+    # The legend: your colour, then the opponent's, with the swatches the map is drawn in.
+    legend = page.locator("#legend")
+    assert re.match(r"You:\s*red\s+Opponent:\s*blue \(builtin:normal\)", legend.inner_text())
+    swatch = page.evaluate("getComputedStyle(document.querySelector("
+                           "'#legend [data-player=\"0\"] .swatch')).backgroundColor")
+    assert swatch == "rgb(214, 39, 40)"  # #d62728, the server's colour of seat 0
+
+    # The game on the board is not offered for resuming; after a turn and a new game it is,
+    # at the turn it reached.
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelector('#turn').textContent.startsWith('turn 1 ')")
+    assert first not in page.locator("#resumable").inner_text()
+    page.locator("#new-game").click()
+    page.wait_for_function(f"!location.hash.endsWith('{first}')")
+    second = page.evaluate("location.hash").removeprefix("#game=")
+    page.wait_for_function("document.querySelector('#resumable').textContent.includes("
+                           f"'resume {first} (turn 1)')")
+    # A reload keeps the game on the board out of the list, and the list follows the turns.
+    page.reload()
+    page.wait_for_function("document.querySelector('#turn').textContent.startsWith('turn 0 ')")
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.querySelector('#turn').textContent.startsWith('turn 1 ')")
+    page.locator("#resumable a", has_text=first).click()
+    page.wait_for_function(f"location.hash.endsWith('{first}') && document.querySelector("
+                           "'#resumable').textContent.includes('" + f"resume {second} (turn 1)')")
+    assert first not in page.locator("#resumable").inner_text()
+
+    page.goto(url + "/docs")
+    assert "JSON API" in page.locator("h1").inner_text()
+    assert page.locator("h3", has_text="/api/games/{game_id}/end-turn").count() == 1
+    assert not problems, problems
     page.close()

@@ -73,11 +73,32 @@ def winrate_figure(arms: Sequence[ArmSummary], pairs: Sequence[PairTest] = (), *
         ax.axvline(0, color="black", linewidth=0.8)
         ax.set_yticks(range(len(diffs)), names)
         ax.invert_yaxis()  # the arms in table order, top down
-        ax.set_xlabel(f"win % minus {reference}'s (paired, 95% interval)")
+        ax.set_xlabel(f"win % minus {reference}'s\n(paired, 95% interval)")
     games = ", ".join(f"{a.arm} {a.games}" for a in arms)
-    fig.suptitle(f"{title}\ngames per arm: {games}" if title else f"games per arm: {games}",
-                 fontsize=9)
+    lines = [title] if title else []
+    if diffs:
+        lines.append(f"Does {reference} win more often than the others on the same seeds? "
+                     + _answer(pairs, reference))
+    lines.append(f"games per arm: {games}")
+    fig.suptitle("\n".join(lines), fontsize=9)
     return fig
+
+
+def _answer(pairs, reference: str) -> str:
+    """The figure's answer in words, by the rule of the verdicts (`stats.wins_differ`)."""
+    from nlmcs.experiments.ablation.stats import wins_differ
+
+    mine = [t for t in pairs if reference in (t.a, t.b)]
+    seen = []
+    for t in mine:
+        if wins_differ(t):
+            other = t.b if t.a == reference else t.a
+            ahead = (t.win_diff_pct > 0) == (t.a == reference)
+            seen.append(f"{'ahead of' if ahead else 'behind'} {other}")
+    size = f"{min(t.pairs for t in mine)} pairs" if mine else "these pairs"
+    if not seen:
+        return f"No difference seen at {size} (every interval includes 0)."
+    return f"{reference} is {', '.join(seen)} at {size} (p < 0.05; confirm on fresh seeds)."
 
 
 def _differences(pairs, reference, labels) -> list[tuple[str, float, float, float]]:

@@ -324,6 +324,35 @@ def summary_markdown(arms: list[ArmSummary], pairs: list[PairTest], *, title: st
     return "\n".join(lines) + "\n"
 
 
+def verdict_markdown(pairs: list[PairTest], first: str) -> str:
+    """What the run can and cannot say about its first arm against each other arm, in words,
+    at its size: a table of a few pairs reads as a lead that chance gives as often as not."""
+    lines = []
+    for t in pairs:
+        if t.a != first:
+            continue
+        wins_seen, margin_seen = st.wins_differ(t), st.margins_differ(t)
+        interval = (f"win % difference {t.win_diff_pct:+.1f} points, 95% interval "
+                    f"{t.win_diff_low_pct:+.1f} to {t.win_diff_high_pct:+.1f}, sign p "
+                    f"{t.sign_p:.2g}; score margin {t.margin_diff:+.2f} per game, signed-rank "
+                    f"p {t.margin_p:.2g}")
+        if wins_seen or margin_seen:
+            side = "ahead of" if (t.win_diff_pct if wins_seen else t.margin_diff) > 0 \
+                else "behind"
+            lines.append(f"- **{t.a} is {side} {t.b}** on these {t.pairs} pairs ({interval}). "
+                         "One test of several on one block of seeds: confirm it on fresh seeds "
+                         "before believing it.")
+        else:
+            half = (t.win_diff_high_pct - t.win_diff_low_pct) / 2
+            lines.append(f"- **{t.a} vs {t.b}: no difference this run can see** at {t.pairs} "
+                         f"pairs ({interval}). A lead in the table above is within chance; a "
+                         f"win-rate difference smaller than about {half:.0f} points cannot be "
+                         "told at this size.")
+    if not lines:
+        return ""
+    return "\n## What this run can say\n\n" + "\n".join(lines) + "\n"
+
+
 def _flat(row: dict) -> dict:
     """A row with its variant `foundings` fields as columns of their own."""
     return {**row, **(row.get("foundings") or {})}
@@ -456,6 +485,7 @@ def _write_report(folder: Path, run: dict, *, strict: bool) -> Report:
         "pairs.csv": _csv([asdict(t) for t in report.pairs], [f.name for f in
                           fields(PairTest)]),
         "summary.md": summary_markdown(report.arms, report.pairs, title=title, seed=seed)
+        + verdict_markdown(report.pairs, order[0] if order else "")
         + shares_markdown(report.shares, seed=seed) + relevance_markdown(report.relevance),
     }  # fmt: skip
     if report.relevance:

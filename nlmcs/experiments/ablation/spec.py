@@ -44,7 +44,20 @@ class Preset:
     methods: tuple[str, ...] | None = None
     """None: `DEFAULT_METHODS`."""
     help: str = ""
+    findings: str = ""
+    """Where the pre-registered blocks that asked this preset's question are reported, and what
+    they found: printed after a run's own verdict, which at a preset's small size may say
+    little."""
 
+
+READING_FINDINGS = (
+    "The pre-registered 100-pair blocks at these settings found text level with its "
+    "word-permuted twin at 50 and 100 turns (100 turns: +0.7 points, p = 0.96), with the "
+    "shipped guide and with FreeCiv's help text (docs/reading.md, 'The controls at 50 and 100 "
+    "turns'); the Civilization II manual's blocks are in docs/paper-manual.md.")
+PRIOR_FINDINGS = (
+    "The pre-registered blocks found the trained text prior ahead of its twin's but behind "
+    "plain UCT (docs/prior.md, 'Block F1').")
 
 READING_METHODS = ("text", "random-text", "nonlinear")
 """The reading question: does the text beat its word salad, and the same network without text?"""
@@ -68,16 +81,19 @@ PRESETS: dict[str, Preset] = {
     "reading": Preset(map="small", steps=100, rollouts=(30,), depth=5, games=100, max_turns=100,
                       methods=READING_METHODS,
                       help="small map, full 100-turn games, 30 x 5, 100 games of text, "
-                           "random-text and nonlinear (about an hour on two cores)"),
+                           "random-text and nonlinear (about an hour on two cores)",
+                      findings=READING_FINDINGS),
     # The same question in a few minutes: what `make demo` runs.
     # The text reader's prior in UCT at the reading horizon (docs/prior.md).
     "prior": Preset(map="small", steps=100, rollouts=(30,), depth=5, games=200, max_turns=100,
                     methods=PRIOR_METHODS,
                     help="small map, full 100-turn games, 30 x 5, 200 games of uct-text, "
-                         "uct-random-text and uct (about 30 minutes on two cores)"),
+                         "uct-random-text and uct (about 30 minutes on two cores)",
+                    findings=PRIOR_FINDINGS),
     "reading-quick": Preset(map="small", steps=100, rollouts=(10,), depth=5, games=8,
                             max_turns=100, methods=READING_METHODS,
-                            help="the reading preset at 10 x 5 roll-outs and 8 games (minutes)"),
+                            help="the reading preset at 10 x 5 roll-outs and 8 games (minutes)",
+                            findings=READING_FINDINGS),
 }
 DEFAULT_PRESET = "paper"
 """What an option left out means when no preset is named."""

@@ -18,6 +18,22 @@ from collections.abc import Sequence
 
 import numpy as np
 
+SIGNIFICANT = 0.05
+"""The p-value below which a report calls a paired difference seen (one comparison among
+several on one block of seeds: a seen difference is for fresh seeds to confirm)."""
+
+
+def wins_differ(pair) -> bool:
+    """Whether a paired test (`report.PairTest`) sees a win-rate difference: the sign test
+    below `SIGNIFICANT` and the bootstrap interval clear of zero. The one rule of the verdicts
+    in words and of the figures' answers."""
+    return pair.sign_p < SIGNIFICANT and (pair.win_diff_low_pct > 0 or pair.win_diff_high_pct < 0)
+
+
+def margins_differ(pair) -> bool:
+    """Whether a paired test sees a score-margin difference (signed-rank p)."""
+    return pair.margin_p < SIGNIFICANT
+
 
 def win_rate(wins: int, games: int) -> tuple[float, float]:
     """(p, standard error sqrt(p (1 - p) / n)) of `wins` in `games`; (0, 0) for no games."""

@@ -93,34 +93,44 @@ def accuracy_plot(*, steps: Sequence[int], manual: Sequence[float], decoy: Seque
     return _png(fig)
 
 
-def grid_plot(grid, *, title: str, span: float | None = None) -> bytes:
-    """A sentence x step heatmap of mean relevance times uniform (`measures.Grid`) on a scale
-    centred on 1 (uniform: white; above: red; below: blue); `span` (the distance from 1 the
-    colours cover) is shared between panels that are compared."""
+RATIO_LIMIT = 8.0
+"""The relevance heatmaps' colour scale runs from 1/8 to 8 times uniform on a log scale, the
+same on every panel, page and run: a colour means the same ratio wherever it is seen, and
+uniform relevance (1) is white. The planted-sentence bar (5x) sits well inside it."""
+
+
+def grid_plot(grid, *, title: str) -> bytes:
+    """A sentence x step heatmap of mean relevance times uniform (`measures.Grid`) on the fixed
+    log-ratio scale of `RATIO_LIMIT` (uniform: white; above: red; below: blue; no decision:
+    grey)."""
     plt = _pyplot()
     from matplotlib.colors import Normalize
 
     rows, cols = grid.values.shape
-    fig, ax = plt.subplots(figsize=(min(12, 4.5 + 0.18 * cols), 1.2 + 0.32 * max(rows, 1)))
-    span = span if span is not None else grid_span([grid])
-    image = ax.imshow(grid.values, aspect="auto", cmap="RdBu_r", interpolation="nearest",
-                      norm=Normalize(vmin=1.0 - span, vmax=1.0 + span))
+    fig, ax = plt.subplots(figsize=(min(12, 5.5 + 0.18 * cols), 1.3 + 0.36 * max(rows, 1)))
+    limit = float(np.log2(RATIO_LIMIT))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.clip(np.log2(np.asarray(grid.values, dtype=float)), -limit, limit)
+    cmap = plt.get_cmap("RdBu_r").with_extremes(bad="#d9d9d9")
+    image = ax.imshow(np.ma.masked_invalid(logs), aspect="auto", cmap=cmap,
+                      interpolation="nearest", norm=Normalize(vmin=-limit, vmax=limit))
     ax.set_yticks(range(rows))
     ax.set_yticklabels([_short(sid, text) for sid, text in zip(grid.sentences, grid.texts,
-                                                               strict=True)], fontsize=7)
+                                                               strict=True)], fontsize=9)
     every = max(1, cols // 20)
     ax.set_xticks(range(0, cols, every))
-    ax.set_xticklabels([str(t) for t in grid.steps[::every]], fontsize=7)
+    ax.set_xticklabels([str(t) for t in grid.steps[::every]], fontsize=8)
     ax.set_xlabel("real step")
-    ax.set_title(title, fontsize=9)
-    fig.colorbar(image, ax=ax, label="relevance / uniform", fraction=0.04, pad=0.01)
+    ax.set_title(title, fontsize=10)
+    ticks = np.arange(-limit, limit + 0.5)
+    bar = fig.colorbar(image, ax=ax, label="relevance / uniform (log scale)", fraction=0.04,
+                       pad=0.01, ticks=ticks)
+    bar.ax.set_yticklabels([_ratio(2.0 ** t) for t in ticks], fontsize=8)
     return _png(fig)
 
 
-def grid_span(grids: Sequence) -> float:
-    """How far from 1 (uniform) the grids' values reach, at least 0.01."""
-    far = [float(np.abs(g.values - 1.0).max()) for g in grids if g.values.size]
-    return max([0.01, *far])
+def _ratio(x: float) -> str:
+    return f"{x:g}x" if x >= 1 else f"1/{1 / x:g}x"
 
 
 def _short(sid: int, text: str, width: int = 48) -> str:

@@ -154,12 +154,13 @@ def unit_section(logs: Sequence[DecisionLog], *, limit: int = 4) -> str:
            "(1: what a uniform pick gives), averaged over that step's decisions of this unit "
            "type. A sentence outside a decision's logged top 20 gets the probability left over, "
            "shared evenly by the candidates not listed. White is uniform, red above, blue "
-           "below, on one scale per unit type.</p>"]
+           f"below, on one log scale from 1/{plots.RATIO_LIMIT:g}x to {plots.RATIO_LIMIT:g}x "
+           "for every panel, unit type and report, so a colour is the same ratio "
+           "everywhere.</p>"]
     for unit in units:
         grids = [measures.relevance_grid(lg, unit) for lg in logs]
-        span = plots.grid_span(grids)
         cells = [f'<img alt="{esc(unit)} relevance" src="' + data_uri(plots.grid_plot(
-            g, title=f"{unit}: {g.decisions} decisions", span=span)) + '">'
+            g, title=f"{unit}: {g.decisions} decisions")) + '">'
             if g.sentences else '<p class="muted">no decisions of this unit type</p>'
             for g in grids]
         out.append(f"<h3>{esc(unit)}</h3>{_cols(cells, logs)}")
@@ -232,15 +233,20 @@ def _entropy(logs: Sequence[DecisionLog]) -> str:
 
 
 def _sentence_table(log: DecisionLog) -> str:
-    uses = summary.sentence_use(log)
+    ranked = summary.sentence_use(log)
+    none_first = ranked.uniform + ranked.tied
+    note = (f'<p class="muted">{none_first} of {ranked.decisions} decisions ranked no sentence '
+            f"first: {ranked.uniform} had uniform relevance, {ranked.tied} a tie at the top "
+            "(their order is arbitrary, so they are not counted as firsts; their sampled "
+            "sentences are).</p>") if none_first else ""
     rows = []
-    for u in uses:
+    for u in ranked.uses:
         text = f"#{u.id} {esc(u.text)}" if u.id >= 0 else '<span class="null">NULL</span>'
         units = ", ".join(f"{esc(w)} {n}" for w, n in u.by_unit.most_common())
         rows.append(f"<tr><td>{text}</td><td>{u.top}</td><td>{u.sampled}</td>"
                     f"<td>{units or '-'}</td><td>{u.mean_p:.4f}</td></tr>")
-    return ("<table><tr><th>sentence</th><th>first</th><th>sampled</th><th>first for</th>"
-            f"<th>mean p when first</th></tr>{''.join(rows)}</table>")
+    return (note + "<table><tr><th>sentence</th><th>first</th><th>sampled</th><th>first for"
+            f"</th><th>mean p when first</th></tr>{''.join(rows)}</table>")
 
 
 def _association_table(log: DecisionLog) -> str:

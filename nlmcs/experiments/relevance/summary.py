@@ -49,23 +49,46 @@ class SentenceUse:
     mean_p: float = 0.0  # mean probability when top
 
 
-def sentence_use(log: DecisionLog, *, limit: int = 15) -> list[SentenceUse]:
+@dataclass
+class FirstRanked:
+    """The sentences most often ranked first, and the decisions that ranked none first: their
+    relevance uniform (`measures.decision_relevance`), or the top probability tied."""
+
+    uses: list[SentenceUse]
+    uniform: int = 0
+    tied: int = 0
+    decisions: int = 0
+
+
+def sentence_use(log: DecisionLog, *, limit: int = 15) -> FirstRanked:
     """The sentences most often ranked first (arg-max relevance), with how often each was the
-    sampled one and the unit types that ranked it first, most used first."""
+    sampled one and the unit types that ranked it first, most used first. A decision whose
+    relevance is uniform, or whose top probability ties the next, ranks no sentence first (an
+    arbitrary order among equals is not a preference); its sampled sentence still counts."""
+    from nlmcs.experiments.relevance.measures import decision_relevance
+
     found: dict[int, SentenceUse] = {}
     texts: dict[int, str | None] = {}
     p_sum: Counter = Counter()
+    out = FirstRanked([])
     for r in log.decisions:
         sents = r.get("sentences")
         if not sents:
             continue
+        out.decisions += 1
         for s in sents:
             texts.setdefault(s["id"], s.get("text"))
         top = sents[0]
-        use = found.setdefault(top["id"], SentenceUse(top["id"], top.get("text")))
-        use.top += 1
-        use.by_unit[unit_type(r)] += 1
-        p_sum[top["id"]] += float(top["p"])
+        judged = decision_relevance(r)
+        if judged is not None and judged[2]:
+            out.uniform += 1
+        elif len(sents) > 1 and sents[1]["p"] == top["p"]:
+            out.tied += 1
+        else:
+            use = found.setdefault(top["id"], SentenceUse(top["id"], top.get("text")))
+            use.top += 1
+            use.by_unit[unit_type(r)] += 1
+            p_sum[top["id"]] += float(top["p"])
         sampled = r.get("sampled_sentence")
         if sampled is not None:
             found.setdefault(sampled, SentenceUse(sampled, texts.get(sampled,
@@ -73,8 +96,8 @@ def sentence_use(log: DecisionLog, *, limit: int = 15) -> list[SentenceUse]:
             found[sampled].sampled += 1
     for use in found.values():
         use.mean_p = p_sum[use.id] / use.top if use.top else 0.0
-    ranked = sorted(found.values(), key=lambda u: (-u.top, -u.sampled, u.id))
-    return ranked[:limit]
+    out.uses = sorted(found.values(), key=lambda u: (-u.top, -u.sampled, u.id))[:limit]
+    return out
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,10 @@ def warm_up(expected: bool = False) -> None:
     scoring.sample_labels(*scoring.LabelDraw(no_words, no_words, no_flags, table, slots3, slots4,
                                              1.0, np.zeros((0, 2)), np.zeros((0, 2)), True,
                                              np.zeros(2), f0, i0, i0, 0, 0, f0))
-    sweeps.output_rows(i0, f0, np.zeros((0, 2, 2), np.int64), f0, np.zeros((0, 2)), i0,
-                       np.zeros(2, np.int64), True)
+    for order in "CF":  # a sentence's match table comes in either layout (2 rows: an empty
+        # or one-row table is both, and numba would type it C); no word is read, as nw = 0
+        sweeps.output_rows(i0, f0, np.zeros((0, 2, 2), np.int64), f0,
+                           np.zeros((2, 2), order=order), i0, np.zeros(2, np.int64), True)
     one = si.OutputRows(np.zeros(1, np.int64), np.ones(1), np.zeros(1, np.int64), 1)
     rates = si.Rates(1, 0.0, si.RELEASE, 0.0, 0.0, 0.0, 0.0, 1.0)
     cand = si.Candidates(i0, i0, i0)

@@ -9,7 +9,6 @@ const TERRAIN_COLOURS = {
   forest: "#267326", hills: "#8c804d", mountains: "#736661", swamp: "#597366",
   jungle: "#338c40", ocean: "#3359b3",
 };
-const PLAYER_COLOURS = ["#d62728", "#1f77b4", "#ff7f0e", "#9467bd"];
 const SELECTED = "#00e5ff";  // outline of the selected unit or city (capitals have a gold one)
 const DELTAS = [[0, -1], [1, -1], [1, 0], [1, 1], [0, 1], [-1, 1], [-1, 0], [-1, -1]];
 
@@ -18,7 +17,8 @@ let view = null;        // the server's last answer for this game
 let selected = null;    // agent id ("unit:3", "city:5") or null
 let busy = false;       // a request is in flight
 let tile = 32;          // pixels per tile
-let config = null;      // server facts (opponent, corpus, maps)
+let config = null;      // server facts (opponent, corpus, maps) and the games to resume
+const HINT = "Click one of your units or cities.";
 
 // --- talking to the server -------------------------------------------------------------------
 async function api(method, path, body) {
@@ -58,6 +58,7 @@ function gameId() {
 async function loadGame(id) {
   view = await api("GET", `/api/games/${id}`);
   location.hash = `game=${view.id}`;
+  await refreshGames();
 }
 
 async function newGame() {
@@ -68,6 +69,7 @@ async function newGame() {
   select(nextAgent(null));
   location.hash = `game=${view.id}`;
   say(`New game ${view.id} against ${view.players[1 - view.human].name}.`);
+  await refreshGames();
 }
 
 async function act(agent, action) {
@@ -83,6 +85,7 @@ async function endTurn() {
   view = await api("POST", `/api/games/${view.id}/end-turn`, { turn: view.turn });
   select(nextAgent(null));
   say(view.over ? gameOverText() : `Turn ${before} ended; the opponent made ${view.opponent_moves.length} moves.`);
+  await refreshGames();
 }
 
 async function askAdvice() {
@@ -137,6 +140,19 @@ function gameOverText() {
   if (!view.over) return "";
   if (view.winner === null) return "Game over: undecided (equal scores).";
   return view.winner === view.human ? "Game over: you won!" : "Game over: the opponent won.";
+}
+
+// Each seat's colour comes with the game (`players[p].colour`, from the server's one table), so
+// the map and the legend cannot disagree.
+function colourOf(player) {
+  const p = view.players[player];
+  return p && p.colour ? p.colour.hex : "#888";
+}
+
+function ownerText(player) {
+  const p = view.players[player];
+  const who = player === view.human ? "yours" : (p ? p.name : `player ${player}`);
+  return p && p.colour ? `${p.colour.name}, ${who}` : who;
 }
 
 // --- drawing -----------------------------------------------------------------------------------
@@ -226,7 +242,7 @@ function drawImprovements(ctx, t, imps) {
 
 function drawCity(ctx, c) {
   const [x, y] = tileXY(c.tile);
-  ctx.fillStyle = PLAYER_COLOURS[c.owner % PLAYER_COLOURS.length];
+  ctx.fillStyle = colourOf(c.owner);
   ctx.fillRect((x + 0.08) * tile, (y + 0.08) * tile, tile * 0.84, tile * 0.84);
   ctx.strokeStyle = c.capital ? "#ffd700" : "#fff";
   ctx.lineWidth = 2;
@@ -254,7 +270,7 @@ function drawUnits(ctx) {
     const mine = u.owner === view.human;
     const a = mine ? agentById(`unit:${u.id}`) : null;
     ctx.globalAlpha = mine && (!a || a.acted) ? 0.55 : 1;
-    ctx.fillStyle = PLAYER_COLOURS[u.owner % PLAYER_COLOURS.length];
+    ctx.fillStyle = colourOf(u.owner);
     ctx.beginPath(); ctx.arc(cx, cy, r, 0, 2 * Math.PI); ctx.fill();
     ctx.strokeStyle = "#fff"; ctx.stroke();
     ctx.fillStyle = "#fff";
@@ -295,7 +311,7 @@ function drawOpponentMoves(ctx) {
   for (const m of view.opponent_moves) {
     if (m.from === null || m.to === null || m.to === undefined || m.from === m.to) continue;
     const [x1, y1] = tileXY(m.from), [x2, y2] = tileXY(m.to);
-    ctx.strokeStyle = PLAYER_COLOURS[m.player % PLAYER_COLOURS.length];
+    ctx.strokeStyle = colourOf(m.player);
     line(ctx, (x1 + 0.5) * tile, (y1 + 0.5) * tile, (x2 + 0.5) * tile, (y2 + 0.5) * tile);
   }
   ctx.setLineDash([]);
@@ -304,14 +320,22 @@ function drawOpponentMoves(ctx) {
 
 // --- panels ------------------------------------------------------------------------------------
 function render() {
+  // Before a game exists the board says what to do first, not how to play.
+  el("empty").hidden = !!view;
+  el("map").hidden = !view;
+  el("legend").hidden = !view;
   drawMap();
+  renderResumable();
   const playing = view && !view.over;
   el("end-turn").disabled = !playing || busy;
   if (!view) {
     el("turn").textContent = "no game";
     el("scores").textContent = "";
+    el("hover").textContent = "";
     return;
   }
+  if (!el("hover").textContent) el("hover").textContent = HINT;
+  renderLegend();
   el("turn").textContent = `turn ${view.turn} / ${view.max_turns}` + (view.over ? " — over" : "");
   const me = view.players[view.human], them = view.players[1 - view.human];
   el("scores").innerHTML = `you <b>${me.score.toFixed(1)}</b> · ${them.name} <b>${them.score.toFixed(1)}</b>`;
@@ -329,6 +353,29 @@ function render() {
   }
   if (!view.opponent_moves.length) {
     list.innerHTML = '<li class="muted" style="list-style: none">none since your last turn</li>';
+  }
+}
+
+function swatch(hex) {
+  const s = document.createElement("span");
+  s.className = "swatch";
+  s.style.background = hex;
+  return s;
+}
+
+function renderLegend() {
+  const box = el("legend");
+  box.textContent = "";
+  const mine = view.players[view.human];
+  const order = [mine, ...view.players.filter((p) => p.player !== view.human)];
+  for (const p of order) {
+    const item = document.createElement("span");
+    item.dataset.player = String(p.player);
+    const label = document.createElement("b");
+    label.textContent = p.player === view.human ? "You:" : "Opponent:";
+    item.append(label, swatch(p.colour.hex),
+                `${p.colour.name}` + (p.player === view.human ? "" : ` (${p.name})`));
+    box.appendChild(item);
   }
 }
 
@@ -426,7 +473,7 @@ function renderAgents() {
 }
 
 async function showStart() {
-  config = await api("GET", "/api/games");
+  await refreshGames();
   const select = el("map-select");
   select.textContent = "";
   for (const m of config.maps) {
@@ -435,13 +482,24 @@ async function showStart() {
     select.appendChild(o);
   }
   el("corpus-info").textContent = `Every game is recorded into corpus “${config.corpus}”.`;
+}
+
+// The games to resume, asked for again whenever a game's turn may have changed (loaded, started,
+// a turn ended): a list kept from the page's start would offer the turn a game had back then.
+async function refreshGames() {
+  config = await api("GET", "/api/games");
+}
+
+function renderResumable() {
   const ul = el("resumable");
   ul.textContent = "";
+  if (!config) return;
+  // the game on the board is not "to resume"
   for (const g of config.games.filter((g) => !g.over && (!view || g.id !== view.id))) {
     const li = document.createElement("li");
     const a = document.createElement("a");
     a.href = `#game=${g.id}`;
-    a.textContent = `resume ${g.id}` + (g.turn !== undefined ? ` (turn ${g.turn})` : "");
+    a.textContent = `resume ${g.id}` + (Number.isInteger(g.turn) ? ` (turn ${g.turn})` : "");
     li.appendChild(a);
     ul.appendChild(li);
   }
@@ -487,8 +545,8 @@ function onMapHover(ev) {
   const imp = map.improvements.find((r) => r[0] === t);
   if (imp) parts.push(...imp[1]);
   const c = cityAt(t);
-  if (c) parts.push(`city of player ${c.owner}, size ${c.size}`);
-  for (const u of unitAt(t)) parts.push(`${u.type} of player ${u.owner} (unit:${u.id})`);
+  if (c) parts.push(`city (${ownerText(c.owner)}), size ${c.size}`);
+  for (const u of unitAt(t)) parts.push(`${u.type} (${ownerText(u.owner)}, unit:${u.id})`);
   el("hover").textContent = parts.join(" · ");
 }
 
