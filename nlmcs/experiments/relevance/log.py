@@ -184,3 +184,10 @@ def check_manual(log: DecisionLog, *, manual) -> None:
                     f"{log.path}:{number}: sentence {sid} is not sentence {sid} of manual "
                     f"{name!r}: the log was written reading another manual")
 
+
+def unit_type(rec: dict) -> str:
+    """The agent's kind in words ("settlers", "city", "civilization"), else its id's prefix."""
+    labels = rec.get("agent_labels")
+    if labels:
+        return " ".join(labels)
+    return str(rec.get("agent", "?")).split(":")[0]

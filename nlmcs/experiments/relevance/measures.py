@@ -16,8 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nlmcs.experiments.ablation import stats
-from nlmcs.experiments.relevance.log import DecisionLog
-from nlmcs.experiments.relevance.summary import unit_type
+from nlmcs.experiments.relevance.log import DecisionLog, unit_type
 
 MEASURES = {
     "entropy": "normalised relevance entropy (1 = uniform)",

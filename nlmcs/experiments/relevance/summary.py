@@ -13,15 +13,8 @@ import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
-from nlmcs.experiments.relevance.log import DecisionLog
-
-
-def unit_type(rec: dict) -> str:
-    """The agent's kind in words ("settlers", "city", "civilization"), else its id's prefix."""
-    labels = rec.get("agent_labels")
-    if labels:
-        return " ".join(labels)
-    return str(rec.get("agent", "?")).split(":")[0]
+from nlmcs.experiments.relevance.log import DecisionLog, unit_type
+from nlmcs.experiments.relevance.measures import decision_relevance
 
 
 def entropy_by_step(log: DecisionLog) -> dict[str, dict[int, float]]:
@@ -65,8 +58,6 @@ def sentence_use(log: DecisionLog, *, limit: int = 15) -> FirstRanked:
     sampled one and the unit types that ranked it first, most used first. A decision whose
     relevance is uniform, or whose top probability ties the next, ranks no sentence first (an
     arbitrary order among equals is not a preference); its sampled sentence still counts."""
-    from nlmcs.experiments.relevance.measures import decision_relevance
-
     found: dict[int, SentenceUse] = {}
     texts: dict[int, str | None] = {}
     p_sum: Counter = Counter()
