@@ -11,9 +11,9 @@ import pytest
 
 from nlmcs.errors import UserInputError
 from nlmcs.fields import Range, field_specs
+from nlmcs.methods import CorpusOptions
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions
 
 CONFIGS = (ModelConfig, SearchConfig, CorpusOptions)
 SPECS = [(cls, spec) for cls in CONFIGS for spec in field_specs(cls)]

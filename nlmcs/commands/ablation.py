@@ -240,7 +240,7 @@ def add_executor_options(p) -> argparse._ArgumentGroup:
 def game_executor(args: argparse.Namespace, jobs: int):
     """(executor, games to keep in flight, where): the Dask cluster's, or a local pool's."""
     from nlmcs.experiments.ablation.runner import dask_executor
-    from nlmcs.experiments.pool import local_pool, usable_cpus
+    from nlmcs.processes import local_pool, usable_cpus
 
     if args.scheduler:
         with dask_executor(args.scheduler, timeout=args.connect_timeout) as (executor, threads):

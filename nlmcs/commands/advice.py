@@ -2,7 +2,7 @@
 
 `rules` checks a rules file against its manual and the game's labels and lists the rules;
 `audit` plays the base player following and breaking each rule on paired seeds and writes the
-table, CSVs and a plot (`nlmcs.advice.audit`). Re-running the same audit resumes it.
+table, CSVs and a plot (`nlmcs.experiments.advice_audit`). Re-running the same audit resumes it.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def _rules_cli(args) -> int:
 
 
 def _audit_cli(args) -> int:
-    from nlmcs.advice.audit import AuditSpec, check_spec, run_audit, write_outputs
+    from nlmcs.experiments.advice_audit import AuditSpec, check_spec, run_audit, write_outputs
     from nlmcs.files import sha256_file
 
     manual, ruleset = load_for(args.manual, args.rules)
@@ -127,7 +127,7 @@ def _audit_cli(args) -> int:
     command = "nlmcs " + shlex.join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith(
         "nlmcs") else ""
     summary, paths = write_outputs(out, rows, spec, command)
-    from nlmcs.advice.audit import markdown
+    from nlmcs.experiments.advice_audit import markdown
 
     print(markdown(summary, spec))
     print("files written: " + ", ".join(str(p) for p in paths))
@@ -136,8 +136,8 @@ def _audit_cli(args) -> int:
 
 def _check_players(spec) -> None:
     """Refuse a bad base, opponent or map before any game runs."""
-    from nlmcs.advice.audit import audit_game
-    from nlmcs.search.methods import METHODS
+    from nlmcs.experiments.advice_audit import audit_game
+    from nlmcs.methods import METHODS
 
     game = audit_game(spec)
     if spec.base.partition(":")[0] not in METHODS:

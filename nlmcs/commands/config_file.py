@@ -20,9 +20,9 @@ from nlmcs.commands.options import NONE
 from nlmcs.errors import UserInputError
 from nlmcs.fields import field_specs
 from nlmcs.files import read_document
+from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions
 
 notice = logging.getLogger("nlmcs.notice")
 

@@ -92,7 +92,7 @@ def _server(args):
 
 def play_cli(args) -> int:
     from nlmcs.experiments.freeciv_play import play_freeciv
-    from nlmcs.search.methods import get_method
+    from nlmcs.methods import get_method
 
     get_method(args.method)
     scfg, mcfg = configs(args)

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from nlmcs.errors import UserInputError
 from nlmcs.fields import Range, field_specs, summary
+from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions
 from nlmcs.model.config import MODEL_PRESETS, ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):

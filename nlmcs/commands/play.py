@@ -27,7 +27,7 @@ from nlmcs.errors import UserInputError
 from nlmcs.files import check_distinct, check_output
 
 # The method table is light to import (no model, no corpus); help texts list its names.
-from nlmcs.search.methods import PAPER_METHODS, get_method, make_planner, method_names
+from nlmcs.methods import PAPER_METHODS, get_method, make_planner, method_names
 
 
 def register(sub) -> None:
@@ -219,7 +219,7 @@ def _announce(args: argparse.Namespace, scfg) -> str:
 def _log_header(args: argparse.Namespace, scfg, mcfg) -> dict:
     """What the decision log's game record says beyond the game itself."""
     from nlmcs.experiments.play import manual_label
-    from nlmcs.search.methods import method_model
+    from nlmcs.methods import method_model
 
     return {"manual": manual_label(args.method, args.manual, twin_seed=args.twin_seed),
             "search": scfg.to_dict(), "model": method_model(args.method, mcfg).to_dict()}

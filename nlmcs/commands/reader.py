@@ -94,11 +94,11 @@ def _reader_and_manual(args) -> tuple[dict, str]:
 
 def _agreement_cli(args) -> int:
     from nlmcs.commands.advice import load_for
-    from nlmcs.experiments.ablation.spec import game_seed
     from nlmcs.files import write_csv_rows
     from nlmcs.games import make_game
     from nlmcs.reader.agreement import agreement_rows, audit_worth, rule_lifts
     from nlmcs.reader.prior import make_text_prior
+    from nlmcs.seeds import game_seed
 
     model, manual = _reader_and_manual(args)
     base = manual.removesuffix("-random")  # a twin's reader is asked the manual's rules

@@ -184,7 +184,7 @@ def _run_report(args: argparse.Namespace) -> int:
 def accuracy_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.relevance.accuracy import relevance_accuracy, write_comparison
     from nlmcs.experiments.relevance.decoys import shipped_decoys
-    from nlmcs.search.methods import get_method
+    from nlmcs.methods import get_method
 
     methods = list(dict.fromkeys(csv_names(args.method)))
     if not methods:

@@ -18,15 +18,15 @@ import numpy as np
 
 from nlmcs.experiments.positions import start_position
 from nlmcs.games.base import Game
-from nlmcs.model.config import ModelConfig
-from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import (
+from nlmcs.methods import (
     CorpusOptions,
     NetOptions,
     ReaderOptions,
     get_method,
     make_planner,
 )
+from nlmcs.model.config import ModelConfig
+from nlmcs.search.config import SearchConfig
 
 RELEASE_SECONDS = {("text", 20): 4.9, ("text", 100): 16.4, ("text", 500): 76.5,
                    ("linear", 20): 3.7, ("linear", 100): 11.8, ("linear", 500): 49.4}

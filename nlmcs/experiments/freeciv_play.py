@@ -30,9 +30,9 @@ from nlmcs.games.freeciv.orders import fixed_rules, requests
 from nlmcs.games.freeciv.packets_def import Protocol
 from nlmcs.games.freeciv.server import FreeCivServer, ServerConfig
 from nlmcs.games.freeciv.translate import translate
+from nlmcs.methods import make_planner
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import make_planner
 
 GAP_MEASURES = ("units", "cities", "citizens", "food", "shields", "bulbs", "techs")
 

@@ -21,10 +21,11 @@ from nlmcs.experiments.relevance.log import END, GAME, LOG_FORMAT, STATE
 from nlmcs.files import AtomicFile
 from nlmcs.games.base import Game, Policy, State
 from nlmcs.games.runner import GameHook, GameResult, play_game
+from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions, make_planner
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions, make_planner
 from nlmcs.search.planner import Planner, PlannerPolicy
+from nlmcs.seeds import chance_rng
 
 
 @dataclass
@@ -82,8 +83,7 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
     """
     policies: dict[int, Policy] = {0: PlannerPolicy(planner, method)}
     policies.update({p: game.policy(opponent) for p in range(1, game.num_players)})
-    # The game's chance draws from a stream of its own, apart from the map's (seeded `seed`).
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
+    rng = chance_rng(seed)  # the game's chance, apart from the map's stream (`nlmcs.seeds`)
     steps_hook = PlannerSteps(planner, method=method, seed=seed, on_step=on_step)
     hooks: list[GameHook] = [steps_hook, *extra_hooks]
     out = None
@@ -181,8 +181,8 @@ def log_line(record: Mapping) -> str:
 def manual_label(method: str, manual, *, twin_seed: int | None = None) -> str | None:
     """What a decision log's header names as the text `method` read: None for a method that
     reads nothing, the twin's name for one that reads the manual's random twin."""
+    from nlmcs.methods import get_method
     from nlmcs.model.manuals import text_read
-    from nlmcs.search.methods import get_method
 
     reads = get_method(method).reads
     if reads == "nothing":

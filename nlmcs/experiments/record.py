@@ -4,7 +4,7 @@ Each game is played by `nlmcs.games.runner.play_game` with a `CorpusRecorder` ho
 nlmcs-corpus/1 log. A game's file appears only once the game is complete (the recorder writes
 atomically), so an interrupted run resumes by skipping the seeds whose log already exists; a log
 recorded with other players or another map is not taken for one of this run's games but refused.
-Workers (`nlmcs.experiments.pool`) stop with the command, however it ends.
+Workers (`nlmcs.processes`) stop with the command, however it ends.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
-from nlmcs.experiments.pool import local_pool
+from nlmcs.processes import local_pool
 
 log = logging.getLogger(__name__)
 
@@ -70,8 +70,8 @@ def make_civ(config: RecordConfig):
 def _policy(game, spec: str, config: RecordConfig, seed: int):
     if spec.split(":", 1)[0] != "search":
         return game.policy(spec)
+    from nlmcs.methods import make_planner
     from nlmcs.search.config import SearchConfig
-    from nlmcs.search.methods import make_planner
     from nlmcs.search.planner import PlannerPolicy
 
     planner = make_planner(config.method, game=game, search_config=SearchConfig(

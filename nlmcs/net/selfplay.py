@@ -17,6 +17,7 @@ import numpy as np
 
 from nlmcs.games.base import Action, AgentId
 from nlmcs.net.samples import Samples, result_of
+from nlmcs.seeds import chance_rng
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def selfplay_game(job: NetGameJob) -> dict:
     game = make_game(job.game, **job.game_options)
     guide = load_guide(job.net, game)
     state = game.new_initial_state(job.seed)
-    rng = np.random.default_rng(np.random.SeedSequence([job.seed, 1]))
+    rng = chance_rng(job.seed)
     pick_rng = np.random.default_rng(np.random.SeedSequence([job.seed, 2]))
     searching = [0, 1] if job.opponent == "self" else [0]
     planners = {p: _planner(job, guide, game, job.seed * 2 + p, noise=True) for p in searching}
@@ -128,7 +129,7 @@ def match_game(job: NetGameJob) -> dict:
                                     "puct-net")
     else:
         policies[1] = game.policy(job.opponent)
-    rng = np.random.default_rng(np.random.SeedSequence([job.seed, 1]))
+    rng = chance_rng(job.seed)
     result = play_game(game, policies, seed=job.seed, rng=rng)
     return {"seed": job.seed, "opponent": job.opponent, "winner": result.winner,
             "margin": result.scores[0] - result.scores[1]}

@@ -87,15 +87,12 @@ def stage_name(generation: int) -> str:
     return f"gen-{generation:03d}"
 
 
-def game_seed(seed: int, generation: int, index: int) -> int:
-    import numpy as np
-
-    return int(np.random.SeedSequence([seed, generation, index]).generate_state(1)[0] >> 1)
+JUDGING = 0x5EED
+"""The salt of judging games: none is a training game."""
 
 
 def eval_seeds(spec: TrainSpec) -> list[int]:
     """Judging seeds: from `eval_seed`, salted apart from every training game's."""
-    import numpy as np
+    from nlmcs.seeds import game_seed
 
-    return [int(np.random.SeedSequence([spec.eval_seed, 0x5EED, i]).generate_state(1)[0] >> 1)
-            for i in range(spec.eval_games)]
+    return [game_seed(spec.eval_seed, JUDGING, i) for i in range(spec.eval_games)]

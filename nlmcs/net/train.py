@@ -30,7 +30,8 @@ from nlmcs.net.checkpoint import Checkpoint, load, save
 from nlmcs.net.model import NetConfig, agent_log_softmax, tensors
 from nlmcs.net.samples import Samples, concat, load_samples
 from nlmcs.net.selfplay import NetGameJob, match_game, selfplay_game
-from nlmcs.net.spec import TrainSpec, eval_seeds, game_seed, stage_name
+from nlmcs.net.spec import TrainSpec, eval_seeds, stage_name
+from nlmcs.seeds import game_seed
 
 RUN_NAME = "train.json"
 CURVE_CSV = "curve.csv"

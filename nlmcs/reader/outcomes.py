@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from nlmcs.errors import UserInputError
+from nlmcs.seeds import game_seed
 
 SALT = 0x7EAD
 FORMAT = "nlmcs-reader-outcomes/1"
@@ -62,8 +63,7 @@ class OutcomeSpec:
 
 def map_seed(seed: int, index: int) -> int:
     """Map seed of labelled game `index` (salted: an ablation with the same seed shares none)."""
-    return int(np.random.SeedSequence([seed, SALT, index]).generate_state(
-        1, np.uint32)[0] >> 1)
+    return game_seed(seed, SALT, index)
 
 
 _GAMES: dict = {}
@@ -168,7 +168,7 @@ def label_outcomes(spec: OutcomeSpec, path: Path, *, workers: int = 1, progress:
     """Label games 0..games-1 into `path` (those already there are kept); every game line."""
     from tqdm import tqdm
 
-    from nlmcs.experiments.pool import local_pool
+    from nlmcs.processes import local_pool
 
     path = Path(path)
     header, games = read_outcomes(path)

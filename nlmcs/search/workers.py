@@ -14,27 +14,22 @@ replicas being identical, is what replaying the updates would have given. Each w
 and BLAS to one thread (parallelism is over processes); the process that builds the workers keeps
 its own thread settings.
 
-Every worker process of the project (these, and the game pools of `nlmcs.experiments.pool`) is
-set up by `worker_setup`: Ctrl-C reaches the whole process group, but only the parent decides
-what to keep, so a worker ignores it; SIGTERM kills a worker quietly; and a worker dies with its
-parent, so a `kill -9` of the command leaves none running.
+Every worker process of the project (these, and the game pools of `nlmcs.processes`) is set up
+by `nlmcs.processes.worker_setup`.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import multiprocessing as mp
 import os
 import pickle
-import signal
 import socket
-import sys
-import threading
 from multiprocessing.connection import wait
 from typing import TYPE_CHECKING, NoReturn
 
 from nlmcs.errors import WorkerExited
+from nlmcs.processes import one_thread_environment, worker_setup
 from nlmcs.search.mc_rollouts import RolloutResult
 
 if TYPE_CHECKING:
@@ -64,66 +59,6 @@ class LocalExecutor:
 
     def close(self) -> None:
         pass
-
-
-ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-"""What a worker's BLAS / OpenMP read as they load: one thread each."""
-
-
-def pin_threads() -> None:
-    """One BLAS / OpenMP thread in this process (and one torch thread if torch is loaded):
-    parallelism is over processes. Only for worker processes: it lasts as long as the process.
-    The environment variables reach libraries loaded later and processes started from here."""
-    os.environ.update(ONE_THREAD)
-    from threadpoolctl import threadpool_limits
-
-    threadpool_limits(1)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        torch.set_num_threads(1)
-
-
-@contextlib.contextmanager
-def one_thread_environment():
-    """The thread-count variables at 1 while worker processes start, then as they were: a
-    spawned worker loads numpy (and its BLAS thread pool) before `worker_setup` runs, and only
-    the variables make that pool one thread; the caller's own process keeps its threads.
-    (Another thread of the caller that reads these variables meanwhile sees the 1s; two that
-    start workers at once take turns, so neither saves the other's 1s as the caller's.)"""
-    with _ENVIRONMENT:
-        saved = {var: os.environ.get(var) for var in ONE_THREAD}
-        os.environ.update(ONE_THREAD)
-        try:
-            yield
-        finally:
-            for var, value in saved.items():
-                if value is None:
-                    os.environ.pop(var, None)
-                else:
-                    os.environ[var] = value
-
-
-_ENVIRONMENT = threading.Lock()
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-def die_with_parent(parent_pid: int) -> None:
-    """Have the kernel send SIGKILL to this process when its parent exits (Linux only)."""
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    if os.getppid() != parent_pid:  # the parent died before the request took effect
-        os._exit(1)
-
-
-def worker_setup(parent_pid: int) -> None:
-    """First thing in a worker process: one thread, Ctrl-C left to the parent, SIGTERM fatal
-    and quiet, death with the parent."""
-    pin_threads()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    die_with_parent(parent_pid)
 
 
 def _worker(conn, parent_pid: int, shared, worker: int, workers: int) -> None:

@@ -49,8 +49,8 @@ class Advisor:
     def _planner(self, game):
         key = game.config
         if key not in self._planners:
+            from nlmcs.methods import make_planner
             from nlmcs.search.config import SearchConfig
-            from nlmcs.search.methods import make_planner
 
             self._planners[key] = make_planner(
                 "text", game=game, manual=self.manual, seed=0, model_config=advice_model(),

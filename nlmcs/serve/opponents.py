@@ -1,6 +1,6 @@
 """Who plays against the human: a scripted policy of the engine, or a search agent.
 
-A search agent is a planner (`nlmcs.search.methods.make_planner`) seated as a policy, with a
+A search agent is a planner (`nlmcs.methods.make_planner`) seated as a policy, with a
 small budget, since the player waits for it at every turn. The recorded name of a player
 ("builtin:normal", "search:uct") is enough to seat it again when a game resumes from its log.
 """
@@ -15,7 +15,7 @@ SCRIPTED = ("builtin", "random", "greedy")
 
 def check_opponent(spec: str) -> None:
     """Refuse an opponent that is neither a scripted policy nor a search method, naming both."""
-    from nlmcs.search.methods import METHODS
+    from nlmcs.methods import METHODS
 
     head = str(spec).split(":", 1)[0]
     if head in SCRIPTED:
@@ -38,8 +38,8 @@ def make_opponent(game: Game, spec: str, *, seed: int, rollouts: int, depth: int
     check_opponent(spec)
     if spec.split(":", 1)[0] in SCRIPTED:
         return game.policy(spec)
+    from nlmcs.methods import make_planner
     from nlmcs.search.config import SearchConfig
-    from nlmcs.search.methods import make_planner
     from nlmcs.search.planner import PlannerPolicy
 
     # Inside its roll-outs the agent models the human as the built-in AI.

@@ -7,11 +7,11 @@ import json
 import numpy as np
 import pytest
 
-from nlmcs.advice.audit import AuditSpec, play_seed, read_rows, run_audit, summarise
 from nlmcs.advice.policy import AdvisedPolicy
 from nlmcs.advice.rules import default_rules_path, load_rules
 from nlmcs.cli import main
 from nlmcs.errors import UserInputError
+from nlmcs.experiments.advice_audit import AuditSpec, play_seed, read_rows, run_audit, summarise
 from nlmcs.games import make_game
 from nlmcs.games.base import Action
 from nlmcs.games.civ.labels import vocabulary

@@ -17,9 +17,9 @@ from nlmcs.commands.options import (
 )
 from nlmcs.errors import UserInputError
 from nlmcs.fields import field_specs
+from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions
 from nlmcs.model.config import MODEL_PRESETS, ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions
 
 CONFIGS = {"search": SearchConfig, "model": ModelConfig, "corpus": CorpusOptions,
            "reader": ReaderOptions, "net": NetOptions}

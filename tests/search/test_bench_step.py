@@ -17,9 +17,9 @@ from nlmcs.experiments.bench_step import (
     replay,
     rollout_spread,
 )
+from nlmcs.methods import make_planner
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import make_planner
 
 
 def _planner(game, kind="text", **model):

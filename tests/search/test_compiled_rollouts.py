@@ -12,8 +12,8 @@ import pytest
 
 from nlmcs.experiments.positions import start_position
 from nlmcs.games.civ import CivConfig, CivGame
+from nlmcs.methods import make_planner
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import make_planner
 
 
 def _steps(method: str, engine: str, opponent: str, steps: int = 3, **options) -> list:
@@ -78,8 +78,8 @@ def test_a_learned_search_with_another_rollout_policy_stays_on_the_reference(mon
     state = game.new_initial_state(0)
     cfg = SearchConfig(rollouts=5, depth=4)
     for policy, expect in ((Scripted(), False), (None, True)):
-        asked.clear()
         planner = make_planner("text", game=game, search_config=cfg, seed=0)
+        asked.clear()  # the planner's warm-up roll-out (a fresh start) is not the search's
         if policy is not None:
             planner.core.random_policy = policy
         planner.choose(state, 0, np.random.default_rng(0))

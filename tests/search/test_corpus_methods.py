@@ -15,12 +15,12 @@ from corpus.store import ingest, load_corpus
 from nlmcs.errors import UserInputError
 from nlmcs.games.base import Action, step
 from nlmcs.games.runner import GameHook, play_game
+from nlmcs.methods import CorpusOptions, make_planner
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import ConstantEvaluator
 from nlmcs.search.flat_ucb import FlatUCBPlanner
 from nlmcs.search.mc_rollouts import RolloutCore
-from nlmcs.search.methods import CorpusOptions, make_planner
 from nlmcs.search.uct import UCTPlanner
 
 

@@ -12,9 +12,9 @@ import pytest
 from toy_game import ToyGame, make_manual
 
 from nlmcs.errors import UserInputError
+from nlmcs.methods import METHODS, PAPER_METHODS, CorpusOptions, get_method, make_planner
 from nlmcs.model.config import ModelConfig, ModelKind
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import METHODS, PAPER_METHODS, CorpusOptions, get_method, make_planner
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
 
 HEAVY = ("sklearn", "torch", "spacy", "pandas", "corpus.naive_bayes", "nlmcs.model.network")
@@ -28,7 +28,7 @@ def _loaded_after(code: str) -> list[str]:
 
 def test_search_package_imports_without_heavy_libraries():
     code = ("import nlmcs.search.mc, nlmcs.search.uct, nlmcs.search.flat_ucb, "
-            "nlmcs.search.methods, nlmcs.search.workers")  # fmt: skip
+            "nlmcs.methods, nlmcs.search.workers")  # fmt: skip
     assert _loaded_after(code) == []
 
 

@@ -4,12 +4,12 @@ from toy_game import ToyGame, make_manual
 
 from nlmcs.errors import UserInputError
 from nlmcs.games.base import Action, step
+from nlmcs.methods import METHODS, PAPER_METHODS, make_planner
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import ConstantEvaluator
 from nlmcs.search.mc import MCPlanner
 from nlmcs.search.mc_rollouts import RolloutCore, epsilon_greedy
-from nlmcs.search.methods import METHODS, PAPER_METHODS, make_planner
 from nlmcs.search.policies import TypedRollout
 from nlmcs.search.rollout import reward
 from nlmcs.search.uct import UCTPlanner

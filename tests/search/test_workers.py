@@ -10,11 +10,12 @@ from pathlib import Path
 import pytest
 
 from nlmcs.errors import WorkerExited
+from nlmcs.methods import make_planner
+from nlmcs.processes import ONE_THREAD
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import ConstantEvaluator
 from nlmcs.search.mc_rollouts import RolloutResult
-from nlmcs.search.methods import make_planner
-from nlmcs.search.workers import ONE_THREAD, SOCKET_BUFFER, ProcessExecutor, _large_buffers
+from nlmcs.search.workers import SOCKET_BUFFER, ProcessExecutor, _large_buffers
 
 
 class WaitingCore:

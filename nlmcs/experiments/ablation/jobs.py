@@ -19,7 +19,7 @@ from pathlib import Path
 
 from nlmcs import __version__
 from nlmcs.experiments.ablation.spec import AblationSpec, Arm
-from nlmcs.search.methods import get_method, method_model
+from nlmcs.methods import get_method, method_model
 
 ROW_FORMAT = "nlmcs-ablation-game/1"
 LOG_KEY = "_decision_log"

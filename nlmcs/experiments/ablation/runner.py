@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from nlmcs.errors import UserInputError
 from nlmcs.experiments.ablation.jobs import LOG_KEY, GameJob, play_game_job
-from nlmcs.experiments.ablation.spec import AblationSpec, game_seed
+from nlmcs.experiments.ablation.spec import AblationSpec
 from nlmcs.experiments.ablation.store import (
     RESULTS_NAME,
     append_row,
@@ -37,7 +37,8 @@ from nlmcs.experiments.ablation.store import (
     start_run,
 )
 from nlmcs.files import write_atomic
-from nlmcs.search.methods import get_method
+from nlmcs.methods import get_method
+from nlmcs.seeds import game_seed
 
 if TYPE_CHECKING:
     from nlmcs.experiments.ablation.report import Report
@@ -302,7 +303,7 @@ def dask_executor(address: str, *, timeout: float = 5.0,
         raise UserInputError(f"bad Dask scheduler address {address!r} ({err})") from err
     try:
         if pin:
-            from nlmcs.search.workers import pin_threads
+            from nlmcs.processes import pin_threads
 
             client.run(pin_threads)
         threads = sum(client.nthreads().values())

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 from nlmcs import __version__
 from nlmcs.errors import UserInputError
+from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions, get_method
 from nlmcs.model.config import ModelConfig, identity_dict
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.methods import CorpusOptions, NetOptions, ReaderOptions, get_method
 
 SPEC_FORMAT = "nlmcs-ablation/1"
 
@@ -120,7 +120,7 @@ class AblationSpec:
     """Everything an ablation run plays; saved in the run folder and with every game."""
 
     methods: tuple[str, ...]
-    """Search methods (`nlmcs.search.methods.METHODS`), in table order."""
+    """Search methods (`nlmcs.methods.METHODS`), in table order."""
     rollouts: tuple[int, ...]
     """Roll-out budgets; each method plays at each (arms "method@rollouts" when several)."""
     games: int
@@ -255,14 +255,6 @@ def fingerprint(identity: Mapping) -> str:
     """Short stable hash of an identity dict (12 hex digits)."""
     text = json.dumps(identity, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def game_seed(seed: int, index: int) -> int:
-    """Seed of game `index` in a run with seed S: a hash of (S, index) into [0, 2**31), so runs
-    with nearby S share no games."""
-    import numpy as np
-
-    return int(np.random.SeedSequence([seed, index]).generate_state(1, np.uint32)[0] >> 1)
 
 
 def identity_changes(old: Mapping, new: Mapping, prefix: str = "") -> list[str]:

@@ -102,9 +102,9 @@ def relevance_accuracy(*, game, manual, decoys, out: str | Path, method: str = "
     with it too); write each game's decision log under out/games/, and accuracy.csv,
     accuracy.png and summary.json under `out`."""
     from nlmcs.experiments.play import make_player, play
+    from nlmcs.methods import get_method, method_model
     from nlmcs.model.config import ModelConfig
     from nlmcs.model.manuals import load_index, resolve_manual, text_read
-    from nlmcs.search.methods import get_method, method_model
 
     kind = get_method(method)
     if kind.reads == "nothing":

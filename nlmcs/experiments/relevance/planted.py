@@ -95,10 +95,10 @@ def measure(case: PlantedCase, *, arm: str, search_config, model_config, twin_se
             ) -> dict:
     """One real step of the text search on `case` reading the manual (`arm="text"`) or its
     twin shuffled with `twin_seed` ("twin"); the planted sentence's relevance after it."""
+    from nlmcs.methods import make_planner
     from nlmcs.model.evaluator import normalised_entropy, relevance_is_uniform
     from nlmcs.model.features import signature
     from nlmcs.model.manuals import random_twin
-    from nlmcs.search.methods import make_planner
 
     if arm not in ARMS:
         raise ValueError(f"arm {arm!r}: choose from {ARMS}")

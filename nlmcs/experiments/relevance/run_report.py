@@ -25,7 +25,7 @@ from nlmcs.experiments.relevance.report import (
     unit_section,
 )
 from nlmcs.files import write_atomic
-from nlmcs.search.methods import get_method
+from nlmcs.methods import get_method
 
 
 @dataclass

@@ -126,7 +126,7 @@ def audit_game(spec: AuditSpec):
 
 def base_policy(spec: AuditSpec, game, seed: int):
     """The base player: a scripted policy by its spec, or a search method as a player."""
-    from nlmcs.search.methods import METHODS
+    from nlmcs.methods import METHODS
 
     name = spec.base.partition(":")[0]
     if name not in METHODS:
@@ -223,8 +223,8 @@ def start_folder(folder: Path, spec: AuditSpec) -> list[dict]:
 def run_audit(spec: AuditSpec, rules, folder: Path, *, workers: int = 1,
               progress: Callable[[int, int], None] | None = None) -> list[dict]:
     """Play the seeds not yet stored; returns every stored row of this audit."""
-    from nlmcs.experiments.ablation.spec import game_seed
     from nlmcs.experiments.ablation.store import append_row
+    from nlmcs.seeds import game_seed
 
     check_spec(spec)
     rows = start_folder(folder, spec)
@@ -247,7 +247,7 @@ def run_audit(spec: AuditSpec, rules, folder: Path, *, workers: int = 1,
         for job in todo:
             keep(_play_job(job))
     else:
-        from nlmcs.experiments.pool import local_pool
+        from nlmcs.processes import local_pool
 
         with local_pool(workers) as pool:
             for row in pool.map(_play_job, todo, chunksize=max(1, len(todo) // (8 * workers))):
