@@ -230,19 +230,17 @@ def make_planner(
         prior, search_config, policy = _corpus_parts(game, search_config,
                                                      corpus or CorpusOptions(), seed, kind)
     if method.meaning and method.planner != "mc":
-        from nlmcs.model.manuals import text_read
         from nlmcs.reader.meaning import make_meaning_prior
         from nlmcs.search.tree import product_prior
 
-        meaning = make_meaning_prior(text_read(manual, method.reads), kind)
+        meaning = make_meaning_prior(method_text(name, manual), kind)
         prior = meaning if prior is None else product_prior((prior, meaning), kind,
                                                             search_config.prior_floor)
     if method.text_prior:
-        from nlmcs.model.manuals import text_read
         from nlmcs.reader.prior import make_text_prior
         from nlmcs.search.tree import product_prior
 
-        text = text_read(manual, method.reads)
+        text = method_text(name, manual)
         text_prior = make_text_prior(text, game, (reader or ReaderOptions()).path(method.reads),
                                      kind)
         prior = text_prior if prior is None else product_prior(
@@ -277,6 +275,30 @@ def make_planner(
                           rollout_policy=policy)
 
 
+def method_text(name: str, manual, *, game=None, seed: int = 0, twin_seed: int | None = None):
+    """The one rule for what method `name` reads of `manual` (a name, directory or parsed
+    manual): None for a method that reads nothing; in a variant game of `seed` the manual
+    stating that game's rule (or another game's, for text-mismatched), or its twin
+    (`variant_manuals.text_for_game`); else the manual itself, its word-permuted twin (shuffled
+    with `twin_seed`, else the stored twin) or its unrelated control (`manuals.text_read`).
+    Without `game`, `manual` is taken to be the game's own text already (what an ablation job
+    carries), and a text is what it reads of itself: a twin is its own twin, a control its own
+    control."""
+    from nlmcs.model.manuals import resolve_manual, text_read
+
+    reads = get_method(name).reads
+    if reads == "nothing":
+        return None
+    variant = getattr(getattr(game, "config", None), "variant", "")
+    if game is not None and (variant or reads == "mismatched"):
+        from nlmcs.model.variant_manuals import text_for_game
+
+        return text_for_game(manual, game, seed, reads, twin_seed=twin_seed)
+    if game is None and reads == "mismatched":
+        return manual
+    return resolve_manual(text_read(manual, reads, twin_seed=twin_seed))
+
+
 def method_model(name: str, model: ModelConfig) -> ModelConfig:
     """The model setting method `name` plays with: its network kind, and meaning where the
     method reads with it (what logs and stored rows record)."""
@@ -289,7 +311,7 @@ def method_model(name: str, model: ModelConfig) -> ModelConfig:
 def _mc_planner(method: Method, *, game, manual, search_config, model_config, seed, prior,
                 rollout_policy):
     from nlmcs.model.evaluator import NetworkEvaluator
-    from nlmcs.model.manuals import load_index, text_read
+    from nlmcs.model.manuals import load_index
     from nlmcs.model.network import ValueNetwork
     from nlmcs.search.mc import MCPlanner
 
@@ -304,7 +326,7 @@ def _mc_planner(method: Method, *, game, manual, search_config, model_config, se
         # A variant ablation hands each game its own manual (already the twin or the
         # mismatched one); elsewhere random-text makes its twin here (a twin is its own twin,
         # an unrelated control its own control).
-        index = load_index(text_read(manual, method.reads), min_count=config.min_count,
+        index = load_index(method_text(method.name, manual), min_count=config.min_count,
                            meaning=config.meaning)
     evaluator = NetworkEvaluator(ValueNetwork(config, index))
     return MCPlanner(game=game, evaluator=evaluator, config=search_config, seed=seed,

@@ -158,17 +158,12 @@ def _play(args: argparse.Namespace, game, scfg, mcfg, log_path: Path | None) -> 
     if args.twin_seed is not None and not reads_twin:
         raise UserInputError(f"--twin-seed chooses the twin random-text reads; --method "
                              f"{args.method} reads no twin")
-    if reads_twin and args.twin_seed is not None:
-        from nlmcs.model.manuals import random_twin, resolve_manual
+    if get_method(args.method).reads != "nothing":
+        from nlmcs.methods import method_text
 
-        manual = resolve_manual(random_twin(args.manual, seed=args.twin_seed))
-    variant = getattr(getattr(game, "config", None), "variant", "")
-    if variant or get_method(args.method).reads == "mismatched":
-        from nlmcs.model.variant_manuals import text_for_game
-
-        # A variant game's text methods read the manual stating this game's rule.
-        manual = text_for_game(args.manual, game, args.seed, get_method(args.method).reads,
-                               twin_seed=args.twin_seed)
+        # a variant game's text methods read the manual stating this game's rule
+        manual = method_text(args.method, args.manual, game=game, seed=args.seed,
+                             twin_seed=args.twin_seed)
     planner = make_player(args.method, game=game, opponent=args.opponent, seed=args.seed,
                           manual=manual, corpus=corpus_options(args), search_config=scfg,
                           model_config=mcfg, log_decisions=log_path is not None,

@@ -37,7 +37,7 @@ from nlmcs.experiments.ablation.store import (
     start_run,
 )
 from nlmcs.files import write_atomic
-from nlmcs.methods import get_method
+from nlmcs.methods import get_method, method_text
 from nlmcs.seeds import game_seed
 
 if TYPE_CHECKING:
@@ -79,9 +79,10 @@ def load_texts(spec: AblationSpec) -> dict[str, object]:
     workers must never race to build them; the jobs then carry the parsed manual itself. With a
     twin per game (`AblationSpec.twin_seed` None) there is no one twin to load: each game's is
     built as its job is handed out (`with_text`)."""
-    from nlmcs.model.manuals import random_twin, resolve_manual, unrelated_text
+    from nlmcs.model.manuals import resolve_manual
 
-    reads = {get_method(m).reads for m in spec.methods} - {"nothing"}
+    by_reads = {get_method(m).reads: m for m in spec.methods}
+    reads = set(by_reads) - {"nothing"}
     texts: dict[str, object] = {}
     if reads:
         from manual_pipeline.store import vocabulary_warning
@@ -91,10 +92,11 @@ def load_texts(spec: AblationSpec) -> dict[str, object]:
         if warning is not None:
             notice.warning("%s", warning.removeprefix("warning: "))
     if "random-twin" in reads and spec.twin_seed is not None and not spec.variant:
-        texts["random-twin"] = resolve_manual(random_twin(spec.manual, seed=spec.twin_seed))
+        texts["random-twin"] = method_text(by_reads["random-twin"], spec.manual,
+                                           twin_seed=spec.twin_seed)
     if "unrelated" in reads:
         # checked here once, before any game; a variant game's own is built per game
-        unrelated = unrelated_text(texts["manual"])
+        unrelated = method_text(by_reads["unrelated"], texts["manual"])
         if not spec.variant:
             texts["unrelated"] = unrelated
     return texts
@@ -105,19 +107,15 @@ def with_text(job: GameJob, texts: dict[str, object]) -> GameJob:
     game's seed (its word order cached in the manual store) now, so that only the games in
     flight hold one. In a variant game every text method reads a manual of the game's own
     (`nlmcs.model.variant_manuals.text_for_game`), built here the same way."""
-    spec = job.spec
-    reads = get_method(job.arm.method).reads
-    if spec.variant and reads != "nothing":
-        from nlmcs.model.variant_manuals import text_for_game
-
-        text = text_for_game(texts["manual"], _variant_game(spec), job.seed, reads,
-                             twin_seed=spec.twin_seed)
-        return dataclasses.replace(job, manual=text)
+    spec, method = job.spec, job.arm.method
+    if spec.variant and get_method(method).reads != "nothing":
+        return dataclasses.replace(job, manual=method_text(
+            method, texts["manual"], game=_variant_game(spec), seed=job.seed,
+            twin_seed=spec.twin_seed))
     if job.twin_seed is None:
         return job
-    from nlmcs.model.manuals import random_twin
-
-    return dataclasses.replace(job, manual=random_twin(texts["manual"], seed=job.twin_seed))
+    return dataclasses.replace(job, manual=method_text(method, texts["manual"],
+                                                       twin_seed=job.twin_seed))
 
 
 _GAMES: dict[str, object] = {}

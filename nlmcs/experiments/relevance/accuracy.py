@@ -102,16 +102,16 @@ def relevance_accuracy(*, game, manual, decoys, out: str | Path, method: str = "
     with it too); write each game's decision log under out/games/, and accuracy.csv,
     accuracy.png and summary.json under `out`."""
     from nlmcs.experiments.play import make_player, play
-    from nlmcs.methods import get_method, method_model
+    from nlmcs.methods import get_method, method_model, method_text
     from nlmcs.model.config import ModelConfig
-    from nlmcs.model.manuals import load_index, resolve_manual, text_read
+    from nlmcs.model.manuals import load_index, resolve_manual
 
     kind = get_method(method)
     if kind.reads == "nothing":
         raise ValueError(f"method {method!r} reads no text")
     model_config = model_config or ModelConfig()
     mixed = combine(manual=resolve_manual(manual), decoys=load_decoys(decoys), seed=seed)
-    text = text_read(mixed, kind.reads)
+    text = method_text(method, mixed)
     out = Path(out)
     (out / GAMES_DIR).mkdir(parents=True, exist_ok=True)
     paths = []

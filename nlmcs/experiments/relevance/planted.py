@@ -95,14 +95,14 @@ def measure(case: PlantedCase, *, arm: str, search_config, model_config, twin_se
             ) -> dict:
     """One real step of the text search on `case` reading the manual (`arm="text"`) or its
     twin shuffled with `twin_seed` ("twin"); the planted sentence's relevance after it."""
-    from nlmcs.methods import make_planner
+    from nlmcs.methods import make_planner, method_text
     from nlmcs.model.evaluator import normalised_entropy, relevance_is_uniform
     from nlmcs.model.features import signature
-    from nlmcs.model.manuals import random_twin
 
     if arm not in ARMS:
         raise ValueError(f"arm {arm!r}: choose from {ARMS}")
-    text = case.manual if arm == "text" else random_twin(case.manual, seed=twin_seed)
+    text = case.manual if arm == "text" else method_text("random-text", case.manual,
+                                                          twin_seed=twin_seed)
     model_config = replace(model_config, kind="text")
     planner = make_planner("text", game=case.game, manual=text, search_config=search_config,
                            model_config=model_config, seed=case.seed)
