@@ -39,6 +39,7 @@ class CivEnv(gymnasium.Env):
         self.action_space = self.observer.action_space
         self.render_mode = render_mode
         self.game_state = None
+        self._ended = False  # stepping on after the end would pay the end reward again
         self._info: dict = {}
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
@@ -47,11 +48,16 @@ class CivEnv(gymnasium.Env):
         self.game_state = self.game.new_initial_state(game_seed)
         self.rng = chance_rng(game_seed)
         self.score = float(self.game_state.score(0))
+        self._ended = False
         obs, self._info = self.observer.observe(self.game_state, 0)
         return obs, {**self._info, "tokens": self.observer.layout.tokens}
 
     def step(self, action):
         state = self.game_state
+        if state is None:
+            raise RuntimeError("step() before reset(): call reset() first")
+        if self._ended:
+            raise RuntimeError("step() after the episode ended: call reset() to start another")
         joint = {0: self.observer.moves(action, self._info),
                  **{p: self.opponent.joint_action(state, p, self.rng)
                     for p in range(1, self.game.num_players)}}
@@ -64,6 +70,7 @@ class CivEnv(gymnasium.Env):
         info = dict(self._info)
         if terminated or truncated:
             info["winner"] = state.winner()
+            self._ended = True
         return obs, reward, terminated, truncated, info
 
     def action_masks(self) -> np.ndarray:

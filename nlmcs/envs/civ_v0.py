@@ -176,9 +176,22 @@ class Observer:
         planes[:, c + 3] = (occupant != 0) & (occupant != player + 1)
         return planes.reshape(m.height, m.width, -1)
 
-    def moves(self, action, info: dict) -> dict:
-        """The joint action of a `MultiDiscrete` choice; unmasked choices are left out (wait)."""
-        chosen = np.asarray(action, dtype=np.int64).reshape(-1)
+    def moves(self, action, info: dict, who: str = "player_0") -> dict:
+        """The joint action of a `MultiDiscrete` choice; a choice the mask rules out is left out
+        (that agent waits), as an unmasked policy's samples must be. An action outside the
+        action space (shape, type or range) is a `ValueError` naming `who` and the action."""
+        try:
+            chosen = np.asarray(action)
+            ok = (chosen.shape == (self.k,) and np.issubdtype(chosen.dtype, np.integer)
+                  and bool(np.all((chosen >= 0) & (chosen < self.a))))
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            text = repr(action.tolist() if isinstance(action, np.ndarray) else action)
+            text = text if len(text) <= 80 else text[:77] + "..."  # never a huge value whole
+            raise ValueError(f"{who}: action {text} is not in the action space ({self.k} "
+                             f"integers, each 0 to {self.a - 1}: a move index per agent slot)")
+        chosen = chosen.astype(np.int64)
         joint = {}
         for i, (agent, legal) in enumerate(zip(info["agents"], info["moves"], strict=True)):
             if i < len(chosen) and 0 <= chosen[i] < len(legal):
@@ -252,7 +265,15 @@ class CivParallelEnv(ParallelEnv):
         return out
 
     def step(self, actions: dict):
-        joint = {p: self.observer.moves(actions[agent], self._infos[agent])
+        if self.game_state is None:
+            raise RuntimeError("step() before reset(): call reset() first")
+        if not self.agents:
+            raise RuntimeError("step() after the game ended: call reset() to start another")
+        unknown = [a for a in actions if a not in self.agents]
+        if unknown:
+            raise ValueError(f"{unknown[0]!r}: not a live agent of this game (live: "
+                             f"{', '.join(self.agents)})")
+        joint = {p: self.observer.moves(actions[agent], self._infos[agent], agent)
                  for p, agent in enumerate(self.possible_agents) if agent in actions}
         self.game_state.apply_joint_actions(joint, self.rng)
         obs = self._observe()

@@ -152,7 +152,8 @@ def test_an_unmasked_choice_lets_the_agent_wait():
     beyond = np.full(env.observer.k, 11, np.int64)
     joint = env.observer.moves(beyond, info)
     assert all(len(info["moves"][i]) > 11 for i, a in enumerate(info["agents"]) if a in joint)
-    assert env.observer.moves(np.full(env.observer.k, -1), info) == {}
+    with pytest.raises(ValueError, match="not in the action space"):  # outside it: refused
+        env.observer.moves(np.full(env.observer.k, -1), info)
 
 
 def test_rgb_frames_and_bad_render_modes():
@@ -192,3 +193,43 @@ def test_the_documented_gymnasium_example_runs():
                       ("n_steps=256, batch_size=64", "n_steps=8, batch_size=8"),
                       ("total_timesteps=4096", "total_timesteps=8"))
     exec(compile(code, "README", "exec"), {})
+
+
+def test_the_contracts_after_the_end_and_before_the_start():
+    """Issue 60: no step before reset (PettingZoo's raised AttributeError), and none after the
+    end (both paid the end reward again on every extra step)."""
+    par = civ_v0.parallel_env(map="tiny", max_turns=2)
+    with pytest.raises(RuntimeError, match="before reset"):
+        par.step({})
+    par.reset(seed=1)
+    while par.agents:
+        par.step({a: np.zeros(par.action_space(a).shape, np.int64) for a in par.agents})
+    with pytest.raises(RuntimeError, match="after the game ended"):
+        par.step({})
+    env = gymnasium.make("nlmcs/Civ-v0", map="tiny", max_turns=2).unwrapped
+    with pytest.raises(RuntimeError, match="before reset"):
+        env.step(env.action_space.sample())
+    env.reset(seed=1)
+    done = False
+    while not done:
+        _, _, terminated, truncated, _ = env.step(np.zeros(env.action_space.shape, np.int64))
+        done = terminated or truncated
+    with pytest.raises(RuntimeError, match="after the episode ended"):
+        env.step(np.zeros(env.action_space.shape, np.int64))
+    env.reset(seed=2)  # and a new episode plays
+    env.step(np.zeros(env.action_space.shape, np.int64))
+
+
+@pytest.mark.parametrize("bad", [np.full(3, 0), "wait", None, -1])
+def test_an_action_outside_the_space_is_refused_naming_agent_and_action(bad):
+    par = civ_v0.parallel_env(map="tiny", max_turns=5)
+    par.reset(seed=1)
+    space = par.action_space("player_1")
+    action = bad if not isinstance(bad, int) else np.full(space.shape, bad)
+    with pytest.raises(ValueError, match=r"player_1: action .* is not in the action space"):
+        par.step({"player_1": action})
+    out_of_range = np.full(space.shape, space.nvec[0])
+    with pytest.raises(ValueError, match="player_0"):
+        par.step({"player_0": out_of_range})
+    with pytest.raises(ValueError, match="'player_9': not a live agent"):
+        par.step({"player_9": np.zeros(space.shape, np.int64)})
