@@ -69,6 +69,7 @@ def load(path: str | Path, game: Game | None = None) -> Checkpoint:
         if game is not None:
             check_fits(layout, game, path)
         config = NetConfig(**data["config"])
+        _check_weights(data["state_dict"], layout, config, path)
         net = PolicyValueNet(len(layout.state_features), len(layout.tokens), config)
         net.load_state_dict(data["state_dict"])
     except (KeyError, TypeError, RuntimeError) as err:
@@ -81,6 +82,30 @@ def load(path: str | Path, game: Game | None = None) -> Checkpoint:
     except (TypeError, ValueError):
         training = {}
     return Checkpoint(net=net, layout=layout, training=training)
+
+
+def _check_weights(state: dict, layout: Layout, config: NetConfig, path) -> None:
+    """Refuse, before any weight is allocated, weights whose shapes disagree with the recorded
+    config (a hidden size of a million once asked for gigabytes before the refusal), and any
+    weight that is not finite (NaN weights once passed `net show` and crashed mid-game). The
+    expected shapes come from the network built on torch's meta device, which allocates
+    nothing."""
+    with torch.device("meta"):
+        expected = {k: tuple(v.shape) for k, v in PolicyValueNet(
+            len(layout.state_features), len(layout.tokens), config).state_dict().items()}
+    if not isinstance(state, dict) or set(state) != set(expected):
+        missing = sorted(set(expected) - set(state or {}))[:3]
+        extra = sorted(set(state or {}) - set(expected))[:3]
+        raise UserInputError(f"{path}: a damaged network checkpoint (weights missing {missing}, "
+                             f"unexpected {extra})")
+    for name, tensor in state.items():
+        if not isinstance(tensor, torch.Tensor) or tuple(tensor.shape) != expected[name]:
+            shape = tuple(tensor.shape) if isinstance(tensor, torch.Tensor) else type(tensor)
+            raise UserInputError(f"{path}: a damaged network checkpoint ({name} has shape "
+                                 f"{shape}; its recorded config makes {expected[name]})")
+        if not bool(torch.isfinite(tensor).all()):
+            raise UserInputError(f"{path}: a damaged network checkpoint ({name} holds NaN or "
+                                 "infinite weights)")
 
 
 def _plain(value):

@@ -14,7 +14,7 @@ from nlmcs.games import make_game
 from nlmcs.net.checkpoint import Checkpoint, load, save
 from nlmcs.net.features import Encoder, layout_for, stack
 from nlmcs.net.guide import NetGuide
-from nlmcs.net.model import NetConfig, agent_log_softmax, tensors
+from nlmcs.net.model import NetConfig, PolicyValueNet, agent_log_softmax, tensors
 from nlmcs.net.samples import Samples, concat, load_samples, replay_corpus
 from nlmcs.net.train import fit
 
@@ -101,6 +101,28 @@ def test_a_checkpoint_for_another_game_or_layout_is_refused_in_one_line(game, tm
     (tmp_path / "junk.pt").write_bytes(b"not a zip")
     with pytest.raises(UserInputError, match="not a network checkpoint"):
         load(tmp_path / "junk.pt")
+
+
+def test_a_checkpoint_with_bad_weights_is_refused_before_anything_is_built(game, tmp_path,
+                                                                          monkeypatch):
+    """Issue 60 class 3: NaN weights passed `net show` and crashed mid-game; a recorded hidden
+    size that disagrees with the weights allocated gigabytes before the refusal."""
+    ck = Checkpoint.fresh(game, NetConfig(hidden=8))
+    with torch.no_grad():
+        next(iter(ck.net.parameters())).view(-1)[0] = float("nan")
+    save(ck, tmp_path / "nan.pt")
+    with pytest.raises(UserInputError, match="NaN or infinite weights"):
+        load(tmp_path / "nan.pt", game)
+    data = torch.load(tmp_path / "nan.pt", weights_only=True)
+    data["config"]["hidden"] = 1_000_000
+    torch.save(data, tmp_path / "huge.pt")
+    built = []
+    real = PolicyValueNet.__init__
+    monkeypatch.setattr(PolicyValueNet, "__init__", lambda self, *a, **k: built.append(
+        torch.empty(0).device.type) or real(self, *a, **k))
+    with pytest.raises(UserInputError, match="recorded config makes"):
+        load(tmp_path / "huge.pt", game)
+    assert built == ["meta"]  # only the shape check's network, on the meta device
 
 
 def test_probabilities_exist_only_for_legal_moves_and_sum_to_one(game):
