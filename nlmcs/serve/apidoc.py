@@ -125,6 +125,11 @@ ERRORS = {  # name: (the status it is answered with, why); a test holds the rout
 }
 
 
+BODY_ERRORS = ("BadRequest", "Forbidden", "TooLarge", "NotJson")
+"""The answers of every route that reads a JSON body (added to each by `openapi`, not written
+in each docstring): a malformed body, another site's request, too large, not JSON."""
+
+
 def components() -> dict:
     """Schemas, error answers and parameters the routes' docstrings refer to by `$ref`."""
     _, defs = models_json_schema([(m, "validation") for m in (NewGame, Act, EndTurn, Empty)],
@@ -170,7 +175,16 @@ def openapi(routes: list[BaseRoute]) -> dict:
                                 "application/json from the same origin."},
         "components": components(),
     })
-    return generator.get_schema(routes)
+    doc = generator.get_schema(routes)
+    for operations in doc.get("paths", {}).values():
+        for op in operations.values():
+            if "requestBody" in op:  # every route that reads a body can refuse it the same ways
+                answers = op.setdefault("responses", {})
+                for name in BODY_ERRORS:
+                    answers.setdefault(str(ERRORS[name][0]),
+                                       {"$ref": f"#/components/responses/{name}"})
+                op["responses"] = dict(sorted(answers.items()))
+    return doc
 
 
 # --- the page ----------------------------------------------------------------------------------

@@ -156,10 +156,6 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
             content:
               application/json:
                 schema: {$ref: '#/components/schemas/Game'}
-          '400': {$ref: '#/components/responses/BadRequest'}
-          '403': {$ref: '#/components/responses/Forbidden'}
-          '413': {$ref: '#/components/responses/TooLarge'}
-          '415': {$ref: '#/components/responses/NotJson'}
           '422': {$ref: '#/components/responses/Unprocessable'}
         """
         body = parse(NewGame, await read_json(request, limit))
@@ -202,12 +198,8 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
             content:
               application/json:
                 schema: {$ref: '#/components/schemas/Game'}
-          '400': {$ref: '#/components/responses/BadRequest'}
-          '403': {$ref: '#/components/responses/Forbidden'}
           '404': {$ref: '#/components/responses/NotFound'}
           '409': {$ref: '#/components/responses/Conflict'}
-          '413': {$ref: '#/components/responses/TooLarge'}
-          '415': {$ref: '#/components/responses/NotJson'}
           '422': {$ref: '#/components/responses/Unprocessable'}
         """
         body = parse(Act, await read_json(request, limit))
@@ -230,12 +222,8 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
             content:
               application/json:
                 schema: {$ref: '#/components/schemas/Game'}
-          '400': {$ref: '#/components/responses/BadRequest'}
-          '403': {$ref: '#/components/responses/Forbidden'}
           '404': {$ref: '#/components/responses/NotFound'}
           '409': {$ref: '#/components/responses/Conflict'}
-          '413': {$ref: '#/components/responses/TooLarge'}
-          '415': {$ref: '#/components/responses/NotJson'}
         """
         body = parse(EndTurn, await read_json(request, limit))
         return JSONResponse(await in_game(request, lambda s: s.end_turn(turn=body.turn)))
@@ -281,11 +269,7 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
             content:
               application/json:
                 schema: {$ref: '#/components/schemas/Ingest'}
-          '400': {$ref: '#/components/responses/BadRequest'}
-          '403': {$ref: '#/components/responses/Forbidden'}
           '409': {$ref: '#/components/responses/Conflict'}
-          '413': {$ref: '#/components/responses/TooLarge'}
-          '415': {$ref: '#/components/responses/NotJson'}
         """
         parse(Empty, await read_json(request, limit))
         try:
