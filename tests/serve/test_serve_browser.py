@@ -49,14 +49,20 @@ def server(request):
         thread.join(timeout=60)
 
 
-def test_play_a_turn_in_the_browser_and_find_it_in_the_corpus_log(browser, server, tmp_path):
-    url, app = server
-    page = browser.new_page(viewport={"width": 1400, "height": 950})
+def _open(browser, url: str, width: int, height: int):
+    """The game's page, with the console errors and warnings it logs (a test ends with none)."""
+    page = browser.new_page(viewport={"width": width, "height": height})
     problems = []
     page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning")
             else None)  # fmt: skip
     page.on("pageerror", lambda e: problems.append(str(e)))
     page.goto(url + "/")
+    return page, problems
+
+
+def test_play_a_turn_in_the_browser_and_find_it_in_the_corpus_log(browser, server, tmp_path):
+    url, app = server
+    page, problems = _open(browser, url, 1400, 950)
     page.locator("#seed").fill("3")
     page.locator("#new-game").click()
     page.wait_for_function("location.hash.startsWith('#game=')")
@@ -126,12 +132,7 @@ def test_play_a_turn_in_the_browser_and_find_it_in_the_corpus_log(browser, serve
 @pytest.mark.parametrize("server", ["tiny"], indirect=True)
 def test_the_page_guides_a_new_player_and_offers_games_at_their_turn(browser, server):
     url, _ = server
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
-    problems = []
-    page.on("console", lambda m: problems.append(m.text) if m.type in ("error", "warning")
-            else None)  # fmt: skip
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.goto(url + "/")
+    page, problems = _open(browser, url, 1200, 900)
     page.wait_for_function("document.querySelector('#map-select').options.length > 0")
     # No game: the board says what to do first; no empty canvas, no hint about units.
     assert page.locator("#empty").is_visible()
@@ -142,8 +143,12 @@ def test_the_page_guides_a_new_player_and_offers_games_at_their_turn(browser, se
     page.locator("#new-game").click()
     page.wait_for_function("location.hash.startsWith('#game=')")
     first = page.evaluate("location.hash").removeprefix("#game=")
-    assert not page.locator("#empty").is_visible() and page.locator("#map").is_visible()
-    assert "Click one of your units" in page.locator("#hover").inner_text()
+    # the address changes before the game is drawn: wait for the board, not for a moment
+    page.locator("#empty").wait_for(state="hidden")
+    page.locator("#map").wait_for(state="visible")
+    page.wait_for_function("document.querySelector('#hover').textContent.includes("
+                           "'Click one of your units')")
+    page.locator("#legend").wait_for(state="visible")
     # The legend: your colour, then the opponent's, with the swatches the map is drawn in.
     legend = page.locator("#legend")
     assert re.match(r"You:\s*red\s+Opponent:\s*blue \(builtin:normal\)", legend.inner_text())
