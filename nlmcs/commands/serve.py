@@ -13,7 +13,6 @@ from nlmcs.games import game_entry
 from nlmcs.serve.config import GAME
 
 PORT = int_option(low=1, high=65535)
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 def register(sub) -> None:
@@ -72,8 +71,9 @@ def serve_cli(args: argparse.Namespace) -> int:
                              "install 'nlmcs[serve]'") from None
     from corpus.store import store_dir
 
-    loopback = args.host in LOOPBACK
-    hosts = LOOPBACK_NAMES if loopback else ("*",)
+    loopback = is_loopback(args.host)
+    # the address as given is a name the browser sends too (127.0.0.2, [::ffff:127.0.0.1])
+    hosts = (*LOOPBACK_NAMES, args.host, f"[{args.host}]") if loopback else ("*",)
     app = create_app(config, allowed_hosts=hosts)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     print(f"serving on http://{shown}:{args.port}/  (opponent {args.opponent}; games recorded "
@@ -87,6 +87,21 @@ def serve_cli(args: argparse.Namespace) -> int:
     uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
                                   log_level="warning")).run()
     return 0
+
+
+def is_loopback(host: str) -> bool:
+    """Whether `host` is this machine only: any loopback address in any spelling (127.0.0.0/8,
+    ::1, an IPv4-mapped one), or the name localhost."""
+    import ipaddress
+
+    if host.strip("[]").lower() in ("localhost", "localhost."):
+        return True
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return address.is_loopback or (mapped is not None and mapped.is_loopback)
 
 
 def _check_ready(config) -> None:

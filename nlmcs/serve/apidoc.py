@@ -121,6 +121,7 @@ ERRORS = {  # name: (the status it is answered with, why); a test holds the rout
     "NotJson": (415, "a body not sent as application/json"),
     "Unprocessable": (422, "an action the engine does not list as legal now, or an unknown "
                            "map"),
+    "TooMany": (429, "too many new games in the last minute"),
     "Unavailable": (503, "this description needs PyYAML, which is not installed"),
 }
 

@@ -157,6 +157,7 @@ def create_app(config: ServeConfig, *, logs_dir: Path | None = None,
               application/json:
                 schema: {$ref: '#/components/schemas/Game'}
           '422': {$ref: '#/components/responses/Unprocessable'}
+          '429': {$ref: '#/components/responses/TooMany'}
         """
         body = parse(NewGame, await read_json(request, limit))
 

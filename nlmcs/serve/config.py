@@ -42,3 +42,9 @@ class ServeConfig:
     resumed from it when asked for again)."""
     max_body_bytes: int = 16_384
     """Largest request body accepted; a move or an end of turn needs about 100 bytes."""
+    new_games_per_minute: int = 30
+    """New games the server starts in any minute; more are refused (429): each leaves a log
+    on disk, and anyone who reaches the server can ask."""
+    listed_logs: int = 50
+    """Unfinished games on disk the game list offers (the newest by change): a list request
+    reads no more logs than this, however many there are."""

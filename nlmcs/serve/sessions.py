@@ -19,6 +19,7 @@ game missing from memory (evicted, or the server restarted) resumes from its log
 
 from __future__ import annotations
 
+import collections
 import logging
 import re
 import secrets
@@ -204,6 +205,7 @@ class SessionTable:
         self.logs = logs_dir
         self.lock = threading.Lock()
         self._games: dict[str, GameSession] = {}
+        self._started: collections.deque[float] = collections.deque()  # new games' times
 
     def _make_game(self, preset: str) -> Game:
         options = game_entry(GAME).options(map_preset=preset, max_turns=self.config.max_turns)
@@ -219,6 +221,14 @@ class SessionTable:
         preset = preset or self.config.map
         if preset not in MAP_PRESETS:
             raise RequestError(422, f"unknown map {preset!r} (known: {', '.join(MAP_PRESETS)})")
+        with self.lock:
+            now = time.monotonic()
+            while self._started and now - self._started[0] >= 60:
+                self._started.popleft()
+            if len(self._started) >= self.config.new_games_per_minute:
+                raise RequestError(429, f"{self.config.new_games_per_minute} new games in the "
+                                        "last minute already; wait a little, or resume one")
+            self._started.append(now)
         if seed is None:
             seed = secrets.randbelow(2**31)
         game_id = secrets.token_hex(8)
@@ -294,8 +304,9 @@ class SessionTable:
         with self.lock:
             out = {g.id: g.summary() for g in self._games.values()}
         if self.logs.is_dir():
-            for path in sorted(self.logs.glob(f"{LOG_PREFIX}*.jsonl"),
-                               key=lambda p: p.stat().st_mtime, reverse=True):
+            newest = sorted(self.logs.glob(f"{LOG_PREFIX}*.jsonl"),
+                            key=lambda p: p.stat().st_mtime, reverse=True)
+            for path in newest[:self.config.listed_logs]:
                 game_id = path.stem.removeprefix(LOG_PREFIX)
                 if game_id not in out and ID_RE.fullmatch(game_id) and not log_finished(path):
                     # the turn it resumes at, so the resume offer names the turn reached

@@ -339,3 +339,27 @@ def test_a_search_opponent_plays_and_is_recorded_as_search(make_client):
     lines = log_lines(client, view)
     assert lines[0]["players"][1] == {"player": 1, "kind": "search", "name": "search:uct"}
     assert any(x["type"] == "decision" and x["player"] == 1 for x in lines)
+
+
+def test_new_games_are_limited_per_minute_and_the_list_reads_a_bounded_number_of_logs(
+        make_client):
+    """Issue 60 class 8: anyone who reached the server could start games without limit, each
+    leaving a log that every list request read."""
+    limited = make_client(new_games_per_minute=3, listed_logs=2)
+    ids = [new_game(limited, seed=i)["id"] for i in range(3)]
+    refused = limited.post("/api/games", json={"seed": 9})
+    assert refused.status_code == 429 and "new games in the last minute" in refused.json()["error"]
+    corpus = limited.app.state.table.config.corpus
+    again = make_client(corpus=corpus, listed_logs=2)  # a fresh server: every game on disk
+    listed = [g["id"] for g in again.get("/api/games").json()["games"]]
+    assert len(listed) == 2 and set(listed) <= set(ids)
+
+
+@pytest.mark.parametrize("host,loopback", [
+    ("127.0.0.1", True), ("127.0.0.2", True), ("::1", True), ("[::1]", True),
+    ("0:0:0:0:0:0:0:1", True), ("::ffff:127.0.0.1", True), ("localhost", True),
+    ("0.0.0.0", False), ("192.168.1.4", False), ("::", False), ("example.org", False)])
+def test_any_spelling_of_a_loopback_address_is_this_machine_only(host, loopback):
+    from nlmcs.commands.serve import is_loopback
+
+    assert is_loopback(host) is loopback
