@@ -26,6 +26,7 @@ from nlmcs.commands import (
     ablation,
     advice,
     corpus,
+    env,
     freeciv,
     game,
     manual,
@@ -35,12 +36,12 @@ from nlmcs.commands import (
     relevance,
     serve,
 )
-from nlmcs.commands.options import HelpFormatter
+from nlmcs.commands.options import HelpFormatter, check_paths
 from nlmcs.errors import UserInputError, WorkerExited
 
 # Order here is the order in `nlmcs --help`.
 COMMAND_MODULES = (manual, game, play, relevance, ablation, advice, reader, net, corpus,
-                   serve, freeciv)
+                   serve, freeciv, env)
 
 
 class UsageError(UserInputError):
@@ -126,7 +127,22 @@ def parse_command_line(argv: list[str] | None = None) -> argparse.Namespace:
         from nlmcs.commands.config_file import apply_config
 
         args = apply_config(parser, args, argv)
+    check_paths(args, _positional(parser, args))
     return args
+
+
+def _positional(parser: argparse.ArgumentParser, args: argparse.Namespace) -> frozenset[str]:
+    """The dests of the chosen command's positional arguments (for naming them in messages)."""
+    found: set[str] = set()
+    while parser is not None:
+        sub = None
+        for action in parser._actions:  # argparse lists a parser's arguments nowhere else
+            if isinstance(action, argparse._SubParsersAction):
+                sub = action.choices.get(getattr(args, action.dest, None))
+            elif not action.option_strings:
+                found.add(action.dest)
+        parser = sub
+    return frozenset(found)
 
 
 def refuse_empty_values(argv: list[str]) -> None:
@@ -144,6 +160,9 @@ def refuse_empty_values(argv: list[str]) -> None:
 
 
 FULL_DEVICE = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
+BAD_PATH = {errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR}
+"""Path errors that are the user's input (a name too long, a link loop, a file used as a
+folder): one line, exit status 2."""
 """Write failures that say "no room", not "bad input": one line, exit status 1."""
 
 
@@ -151,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         args = parse_command_line(argv)
     except UserInputError as err:  # a usage error, or a bad --config file
-        print(f"error: {err}", file=sys.stderr)
+        refuse(str(err))
         return 2
     _configure_logging(args.verbose)
     handles_signals = threading.current_thread() is threading.main_thread()
@@ -162,14 +181,14 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # a closed pipe shows here, not at exit
         return code
     except UserInputError as err:
-        print(f"error: {err}", file=sys.stderr)
+        refuse(str(err))
         return 2
     except (FileNotFoundError, PermissionError, IsADirectoryError, NotADirectoryError) as err:
         where = f"{err.filename}: " if err.filename is not None else ""
-        print(f"error: {where}{err.strerror or err}", file=sys.stderr)
+        refuse(f"{where}{err.strerror or err}")
         return 2
     except WorkerExited as err:
-        print(f"error: {err}", file=sys.stderr)
+        refuse(str(err))
         return 1
     except KeyboardInterrupt as err:
         return _interrupted(err)
@@ -182,16 +201,38 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         return 141
     except OSError as err:
+        if err.errno in BAD_PATH:
+            refuse(f"{err.filename}: {err.strerror}" if err.filename is not None else str(err))
+            return 2
         if err.errno not in FULL_DEVICE:
             raise
         where = f"{err.filename}: " if err.filename is not None else ""
-        print(f"error: {where}{err.strerror or err} (the device is full or a file size limit "
-              "is reached); what was stored before is kept: free space and run it again",
-              file=sys.stderr)
+        refuse(f"{where}{err.strerror or err} (the device is full or a file size limit is "
+               "reached); what was stored before is kept: free space and run it again")
         return 1
     finally:
         if handles_signals:
             signal.signal(signal.SIGTERM, previous)
+
+
+MAX_MESSAGE = 1000
+"""Characters of an error line shown at most: a value echoed whole (a megabyte pasted as an
+option) would bury the line that says what is wrong."""
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def refuse(message: str) -> None:
+    """The one `error:` line on stderr: control characters from a user's names (a terminal
+    escape in a file name) shown escaped, never acted on by the terminal; lone surrogates from
+    undecodable names shown as escapes; a huge message cut in the middle."""
+    message = _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"),
+                           message.replace("\n", " ").replace("\t", " "))
+    message = message.encode("utf-8", "backslashreplace").decode("utf-8")
+    if len(message) > MAX_MESSAGE:
+        cut = len(message) - MAX_MESSAGE
+        message = (f"{message[:MAX_MESSAGE // 2]} ... ({cut} characters not shown) ... "
+                   f"{message[-MAX_MESSAGE // 2:]}")
+    print(f"error: {message}", file=sys.stderr)
 
 
 def _interrupted(err: KeyboardInterrupt) -> int:

@@ -146,8 +146,12 @@ def check_distinct(inputs: dict[str, str | Path | None], outputs: dict[str, str 
                    ) -> None:
     """Refuse, before any work, an output that is one of the inputs or another output, by any
     spelling of its path or through a link (`--html d.jsonl` once overwrote the log it was to
-    report on). Keys name the options in the message; None values are skipped."""
+    report on), or that lies inside a folder read as input (`relevance report RUN --html
+    RUN/games.jsonl` once replaced every stored game). Keys name the options in the message;
+    None values are skipped."""
     seen: dict[object, str] = {}
+    folders = [(option, Path(path)) for option, path in inputs.items()
+               if path is not None and _is_dir(Path(path))]
     for role, named in (("input", inputs), ("output", outputs)):
         for option, path in named.items():
             if path is None:
@@ -156,7 +160,34 @@ def check_distinct(inputs: dict[str, str | Path | None], outputs: dict[str, str 
             if key in seen and role == "output":
                 raise UserInputError(f"{path}: {option} would write over {seen[key]}; give "
                                      "another file name")
+            if role == "output":
+                for name, folder in folders:
+                    if _inside(Path(path), folder):
+                        raise UserInputError(f"{path}: {option} would write inside {folder}, "
+                                             f"which {name} reads; write it outside that folder")
             seen.setdefault(key, f"{option} ({path})")
+
+
+def same_file(a: str | Path, b: str | Path) -> bool:
+    """Whether two paths name one file, by any spelling or through a link."""
+    return _identity(Path(a)) == _identity(Path(b))
+
+
+def _is_dir(path: Path) -> bool:
+    """`Path.is_dir`, false for a path the system cannot look up (a name too long: the input
+    check that follows names the problem)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether `path` is `folder` or lies under it, by resolved paths (links followed)."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):
+        return False
 
 
 def _identity(path: Path):
@@ -413,30 +444,3 @@ def parquet_rows(path: str | Path) -> int | None:
         return pq.ParquetFile(path).metadata.num_rows
     except (OSError, pa.ArrowException, ValueError):
         return None
-
-
-def resumable_lines(path: str | Path, accept, *, what: str, again: str) -> list[tuple[int, dict]]:
-    """(line number, object) of a resumable file written one JSON line per finished item. A last
-    line cut by a crash (no newline) is dropped, its item done again; any other line `accept`
-    refuses is one `UserInputError` naming the file and the line (`what` it should be, and
-    `again`, what deleting it does)."""
-    import json
-
-    path = Path(path)
-    if not path.exists():
-        return []
-    out = []
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                row = None
-            if not isinstance(row, dict) or not accept(number, row):
-                if not line.endswith("\n"):  # cut by a crash
-                    continue
-                raise UserInputError(f"{path}: line {number} is not {what}; delete it ({again})")
-            out.append((number, row))
-    return out

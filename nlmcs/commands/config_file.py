@@ -59,7 +59,8 @@ def read_config(path: Path, parser: argparse.ArgumentParser) -> tuple[dict, dict
     """(option values by dest, {section: {field: value}}) of a config file for the command of
     `parser`, every key and value checked."""
     data = _load(path)
-    if "format" in data:
+    recorded = "format" in data
+    if recorded:
         data = _from_run_record(path, data)
     fields = parser.get_default("config_fields") or {}
     generated = {name for names in fields.values() for name in names}
@@ -83,7 +84,35 @@ def read_config(path: Path, parser: argparse.ArgumentParser) -> tuple[dict, dict
                                  f"{', '.join(f'[{s}]' for s in fields)}")
     sections = {s: _section(path, s, data[s], parser, fields, {**data, **top})
                 for s in SECTIONS if s in data}
+    if not recorded:  # a run's record holds the paths as its command line gave them
+        _relative_to_file(Path(path), top, sections, options)
     return top, sections
+
+
+PATH_FIELDS = {"reader": ("reader", "twin_reader"), "net": ("net",), "corpus": ("corpus",)}
+"""Section fields that may name a file or folder (a corpus or manual by name is left alone)."""
+
+
+def _relative_to_file(path: Path, top: dict, sections: dict, options: dict) -> None:
+    """A relative path in a config file is relative to the file's folder, wherever the command
+    runs from (as a shell script's own files would be); names (a manual, a corpus, no slash)
+    stay names."""
+    base = path.parent
+
+    def here(value):
+        if isinstance(value, Path):
+            return value if value.is_absolute() else base / value
+        if isinstance(value, str) and "/" in value and not Path(value).is_absolute():
+            return str(base / value)
+        return value
+
+    for name, value in top.items():
+        if options[name].type is Path or name == "manual":
+            top[name] = here(value)
+    for section, names in PATH_FIELDS.items():
+        for name in names:
+            if name in sections.get(section, {}):
+                sections[section][name] = here(sections[section][name])
 
 
 def _load(path: Path) -> dict:

@@ -10,6 +10,8 @@ from nlmcs.commands.options import (
     add_command,
     add_group,
     add_search_options,
+    capped_workers,
+    check_applies,
     configs,
     int_option,
 )
@@ -35,7 +37,8 @@ def register(sub) -> None:
                             "--seed 1 --rollouts 100 --depth 10 --out results/freeciv/text-1",
                     func=play_cli)
     g.add_argument("--method", default="text", help="planner (as `nlmcs play --method`)")
-    g.add_argument("--manual", default="civ-guide", help="stored manual the text methods read")
+    g.add_argument("--manual", help="stored manual the text methods read (default: "
+                   "civ-guide; refused for a method that reads no text)")
     g.add_argument("--out", type=Path, help="folder for turns.csv, gaps.csv and summary.md")
     g.add_argument("--log-decisions", type=Path,
                    help="write the decision log (JSON lines, as `nlmcs play`: a game record "
@@ -95,7 +98,9 @@ def play_cli(args) -> int:
     from nlmcs.methods import get_method
 
     get_method(args.method)
+    check_applies(args, [args.method])
     scfg, mcfg = configs(args)
+    scfg = capped_workers(scfg)
     if args.out is not None:
         check_output(args.out / "summary.md", make_parent=True)
     if args.log_decisions is not None:

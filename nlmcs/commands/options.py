@@ -250,6 +250,72 @@ def _help(spec) -> str:
     return f"{summary(spec.doc)} (default: {shown}{clear})".replace("%", "%%")
 
 
+OUTPUT_OPTIONS = frozenset({"out", "html", "report", "log_decisions", "csv", "png", "save_log",
+                            "save_state"})
+"""The options (by dest) that name what a command writes; every other path it is given
+(positional, option, --config and the config file's own keys) is read."""
+FILE_FIELDS = (("reader", "reader"), ("reader", "twin_reader"), ("net", "net"))
+"""Config fields that name files a command reads."""
+
+
+def check_paths(args, positional: frozenset[str] = frozenset()) -> None:
+    """The one check of every command's paths, after its --config file is applied: no output
+    over an input, inside a folder read as input, or over another output
+    (`files.check_distinct`). `positional`: the dests named as arguments, not options."""
+    from nlmcs.files import check_distinct
+
+    inputs: dict[str, Path] = {}
+    outputs: dict[str, Path] = {}
+    for dest, value in sorted(vars(args).items()):
+        if isinstance(value, Path):
+            name = (f"the {dest.replace('_', ' ')}" if dest in positional
+                    else f"--{dest.replace('_', '-')}")
+            (outputs if dest in OUTPUT_OPTIONS else inputs)[name] = value
+    for section, name in FILE_FIELDS:
+        value = settings(args, section).get(name) if getattr(args, "config_fields", None) \
+            else None
+        if isinstance(value, str | Path) and str(value):
+            inputs[f"--{name.replace('_', '-')}"] = Path(value)
+    check_distinct(inputs, outputs)
+
+
+READ_BY = {
+    "corpus": ("the corpus options", "a corpus method (uct-corpus, flat-ucb-corpus, "
+               "text-corpus, ...)", lambda m: m.corpus),
+    "reader": ("the reader options", "a text-prior method (uct-text, text-prior, ...)",
+               lambda m: m.text_prior),
+    "net": ("the network options", "a network method (puct-net, uct-net-prior)",
+            lambda m: bool(m.net)),
+}
+"""Option groups only some methods read: (what, who reads it, does method m read it)."""
+
+
+def check_applies(args, methods) -> None:
+    """Refuse an option none of `methods` reads (`play --method uct --net x` once ran without a
+    word), from the command line or the --config file; a recorded run's file, which lists every
+    field at its default, passes. Then fill in the default manual where none was given."""
+    from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions, get_method
+    from nlmcs.model.manuals import DEFAULT_MANUAL
+
+    chosen = [get_method(m) for m in methods]
+    defaults = {"corpus": CorpusOptions(), "reader": ReaderOptions(), "net": NetOptions()}
+    for section, (what, who, reads) in READ_BY.items():
+        given = [name for name, value in settings(args, section).items()
+                 if value != getattr(defaults[section], name)]
+        if given and not any(reads(m) for m in chosen):
+            names = ", ".join("--" + n.replace("_", "-") for n in given)
+            it = "it" if len(given) == 1 else "them"
+            raise UserInputError(f"{names}: no method here reads {what} "
+                                 f"({', '.join(methods)}); leave {it} out, or add {who}")
+    # the default manual named (as a recorded run's file names it) changes nothing: not refused
+    if (getattr(args, "manual", None) not in (None, DEFAULT_MANUAL)
+            and all(m.reads == "nothing" for m in chosen)):
+        raise UserInputError(f"--manual {args.manual}: no method here reads a manual "
+                             f"({', '.join(methods)}); leave it out, or add a text method")
+    if hasattr(args, "manual") and args.manual is None:
+        args.manual = DEFAULT_MANUAL
+
+
 def settings(args, section: str) -> dict:
     """The `section` fields set by the --config file and by the options given (these last)."""
     out = dict((getattr(args, "config_sections", None) or {}).get(section, {}))
@@ -272,6 +338,24 @@ def configs(args):
         model = ModelConfig.release() if release else ModelConfig()
     return (replace(search, **settings(args, "search")),
             replace(model, **settings(args, "model")))
+
+
+def capped_workers(search: SearchConfig) -> SearchConfig:
+    """The search's roll-out processes capped at what the work and the machine can use (the
+    roll-outs of a step, the usable CPUs), with a note: `play --workers 40` once started 40
+    processes for a 3-roll-out game. A roll-out's result does not depend on the process that
+    runs it, so the game is the same."""
+    import logging
+
+    from nlmcs.processes import usable_cpus
+
+    cap = max(1, min(search.rollouts, max(2, usable_cpus())))  # two are always allowed
+    if search.workers <= cap:
+        return search
+    logging.getLogger("nlmcs.notice").info(
+        "--workers %d capped at %d (%d roll-outs a step, %d usable CPUs)", search.workers, cap,
+        search.rollouts, usable_cpus())
+    return replace(search, workers=cap)
 
 
 def corpus_options(args):

@@ -14,6 +14,8 @@ from nlmcs.commands.options import (
     add_corpus_options,
     add_game_options,
     add_search_options,
+    capped_workers,
+    check_applies,
     configs,
     corpus_options,
     csv_ints,
@@ -24,7 +26,7 @@ from nlmcs.commands.options import (
     simulated_game,
 )
 from nlmcs.errors import UserInputError
-from nlmcs.files import check_distinct, check_output
+from nlmcs.files import check_output
 
 # The method table is light to import (no model, no corpus); help texts list its names.
 from nlmcs.methods import PAPER_METHODS, get_method, make_planner, method_names
@@ -40,10 +42,11 @@ def register(sub) -> None:
         func=play_cli,
     )
     p.add_argument("--method", default="text", help=f"planner: {', '.join(method_names())}")
-    p.add_argument("--manual", default="civ-guide",
-                   help="stored manual name or directory (the shipped civ-guide is built on "
-                        "first use); random-text reads NAME-random, unrelated-text shipped "
-                        "prose of its length")  # fmt: skip
+    p.add_argument("--manual",
+                   help="stored manual name or directory (default: the shipped civ-guide, "
+                        "built on first use); random-text reads NAME-random, unrelated-text "
+                        "shipped prose of its length; refused for a method that reads no "
+                        "text")  # fmt: skip
     p.add_argument("--twin-seed", type=SEED,
                    help="random-text reads the twin shuffled with this seed, NAME-random-SEED "
                         "(default: the stored twin NAME-random, seed 0)")
@@ -134,14 +137,15 @@ def _check_writable(path: Path | None) -> None:
 
 def play_cli(args: argparse.Namespace) -> int:
     method = get_method(args.method)
+    check_applies(args, [args.method])
     _check_writable(args.log_decisions)
     _check_writable(args.report)
-    check_distinct({}, {"--log-decisions": args.log_decisions, "--report": args.report})
     if args.report is not None and method.reads == "nothing":
         raise UserInputError(f"--report shows what a text method read; {method.name} reads no "
                              "text (use text, relevance-only, random-text or unrelated-text)")
     game = simulated_game(args)
     scfg, mcfg = configs(args)
+    scfg = capped_workers(scfg)
     with tempfile.TemporaryDirectory(prefix="nlmcs-play-") as scratch:
         log_path = args.log_decisions
         if args.report is not None and log_path is None:

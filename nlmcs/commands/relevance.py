@@ -27,7 +27,7 @@ from nlmcs.commands.options import (
     simulated_game,
 )
 from nlmcs.errors import UserInputError
-from nlmcs.files import check_distinct, check_input, check_output
+from nlmcs.files import check_input, check_output, same_file
 
 DECOY_MAX_BYTES = 64_000_000
 
@@ -145,12 +145,14 @@ def report_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.relevance.report import write_report
 
     check_output(args.html, what="HTML file")
-    check_distinct({"the log": args.log, "--compare": args.compare}, {"--html": args.html})
     if args.log.is_dir():
         return _run_report(args)
     if args.arms is not None:
         raise UserInputError("--arms chooses two arms of an ablation run folder; "
                              f"{args.log} is a single log (use --compare)")
+    if args.compare is not None and same_file(args.log, args.compare):
+        raise UserInputError(f"--compare {args.compare}: the log itself; a comparison needs "
+                             "another log (a twin's, another method's)")
     logs = [_log(args.log, args.manual)]
     if args.compare is not None:
         logs.append(_log(args.compare, args.manual))
@@ -200,6 +202,15 @@ def accuracy_cli(args: argparse.Namespace) -> int:
     check_input(decoys, what="decoy text", max_bytes=DECOY_MAX_BYTES)
     game = simulated_game(args)
     scfg, mcfg = configs(args)
+    from nlmcs.experiments.relevance.accuracy import check_settings
+
+    config = getattr(game, "config", None)
+    settings = {"methods": methods, "manual": args.manual, "decoys": str(decoys),
+                "games": args.games, "steps": args.steps, "seed": args.seed,
+                "opponent": args.opponent,
+                "game": config.to_dict() if hasattr(config, "to_dict") else args.game,
+                "search": scfg.to_dict(), "model": mcfg.to_dict()}
+    check_settings(args.out, settings)
     summaries = {}
     for method in methods:
 
@@ -213,7 +224,7 @@ def accuracy_cli(args: argparse.Namespace) -> int:
                                     search_config=scfg, model_config=mcfg, on_game=on_game)
         summaries[method] = result.summary
         _print_accuracy(result.summary)
-    combined = write_comparison(args.out, summaries)
+    combined = write_comparison(args.out, summaries, settings)
     diff = combined["text_minus_twin"]
     if diff is not None:
         above = diff.get("above_chance")
@@ -254,7 +265,6 @@ def planted_cli(args: argparse.Namespace) -> int:
     budgets = csv_ints(args.budgets, "budgets")
     if args.out is not None:
         check_output(args.out, what="CSV file")
-        check_distinct({"--config": args.config}, {"--out": args.out})
     scfg, mcfg = configs(args)
     print(f"{'arm':<6}{'rollouts':>9}{'cands':>7}{'distinct':>9}{'planted':>9}{'rank':>6}"
           f"{'top':>8}{'entropy':>9}  {'uniform':<8}{'|du|':>9}{'|w|':>9}{'s':>7}")

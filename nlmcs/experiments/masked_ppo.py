@@ -1,9 +1,9 @@
 """Does masked PPO on `nlmcs/Civ-v0` learn? Train it briefly, then play it and the random masked
 policy on the same evaluation seeds and compare them pair by pair.
 
-    python -m nlmcs.experiments.masked_ppo --steps 16384 --train-seed 0 --eval-seeds 1000:1100
+    nlmcs env ppo --steps 16384 --train-seed 0 --eval-seeds 1000:1100
 
-`sb3_contrib`'s `MaskablePPO` (the `dev` extra) trains on the environment exactly as
+`sb3_contrib`'s `MaskablePPO` (the `rl` extra) trains on the environment exactly as
 `gymnasium.make` returns it: no wrapper. Every random choice flows from a printed seed: PPO's
 (torch, its sampling, the training games' seeds) from `--train-seed`; evaluation game s is
 `env.reset(seed=s)` (map, start, the scripted opponent's moves), the random policy draws from
@@ -14,9 +14,6 @@ score margin over the opponent, and the win; the comparison is paired by seed (`
 
 from __future__ import annotations
 
-import argparse
-import sys
-import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -132,53 +129,3 @@ def report(result: dict) -> str:
     lines.append(f"  win rate PPO - random {d:+.2f} [bootstrap 95% {low:+.2f}, {high:+.2f}], "
                  f"exact sign test p = {result['win_p']:.2g}")
     return "\n".join(lines)
-
-
-def seed_range(text: str) -> list[int]:
-    """`A:B` (A, A+1, ..., B-1) as a list of seeds."""
-    start, sep, stop = text.partition(":")
-    try:
-        seeds = list(range(int(start), int(stop))) if sep else []
-    except ValueError:
-        seeds = []
-    if not seeds:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a seed range A:B with A < B")
-    return seeds
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m nlmcs.experiments.masked_ppo",
-                                     description=__doc__.split("\n\n")[0])
-    parser.add_argument("--steps", type=int, default=16_384, help="PPO's training steps (turns)")
-    parser.add_argument("--train-seed", type=int, default=0)
-    parser.add_argument("--eval-seeds", type=seed_range, default=seed_range("1000:1100"),
-                        help="evaluation game seeds A:B, disjoint from training's")
-    parser.add_argument("--opponent", default=ENV["opponent"])
-    parser.add_argument("--max-turns", type=int, default=ENV["max_turns"])
-    args = parser.parse_args(argv)
-    if args.steps < 1:
-        parser.error(f"--steps {args.steps} must be positive")
-    env = {"opponent": args.opponent, "max_turns": args.max_turns}
-    try:
-        make_env(**env)
-        try:
-            import sb3_contrib  # noqa: F401
-        except ImportError as err:
-            raise UserInputError("this needs sb3_contrib: pip install 'nlmcs[dev]'") from err
-        print(f"env {({**ENV, **env})}, steps {args.steps}, train seed {args.train_seed}, "
-              f"eval seeds {args.eval_seeds[0]}..{args.eval_seeds[-1]}", flush=True)
-        start = time.perf_counter()
-        model = train(steps=args.steps, seed=args.train_seed, env=env)
-        trained = time.perf_counter() - start
-        ppo = [play(model, s, env=env) for s in args.eval_seeds]
-        rnd = [play(None, s, env=env) for s in args.eval_seeds]
-    except UserInputError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return 2
-    print(f"trained in {trained:.0f} s, evaluated in {time.perf_counter() - start - trained:.0f} s")
-    print(report(pair(ppo, rnd, seed=args.train_seed)))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -246,3 +246,25 @@ def test_a_run_the_fixes_leave_alone_replays_without_a_note(caplog):
         assert not caplog.text
         _spec("--config", ROOT / "results/corpus-ablation/paper-fresh-7575/run.json")
     assert "--prior-mode visits" in caplog.text
+
+
+def test_relative_paths_in_a_config_file_are_relative_to_the_file(tmp_path, monkeypatch):
+    """Issue 60 class 7: they resolved against the folder the command ran from."""
+    from nlmcs.cli import parse_command_line
+
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    (folder / "c.toml").write_text('log_decisions = "logs/d.jsonl"\nmanual = "civ-guide"\n'
+                                   '[reader]\nreader = "readers/r.json"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    args = parse_command_line(["play", "--method", "uct-text", "--config",
+                               str(folder / "c.toml")])
+    assert args.log_decisions == folder / "logs" / "d.jsonl"
+    assert args.manual == "civ-guide"  # a name stays a name
+    assert args.config_sections["reader"]["reader"] == str(folder / "readers" / "r.json")
+    # given on the command line, a path is the shell's, relative to where the command runs
+    args = parse_command_line(["play", "--config", str(folder / "c.toml"), "--log-decisions",
+                               "x.jsonl"])
+    assert str(args.log_decisions) == "x.jsonl"

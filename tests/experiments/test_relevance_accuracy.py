@@ -164,6 +164,14 @@ def test_accuracy_command_measures_text_and_its_twin_on_a_tiny_budget(tmp_path, 
         assert summary["decoy_seed"] == summary["tie_seed"] == 5
         logs = sorted(p.name for p in (folder / "games").iterdir())
         assert logs == ["game-5.jsonl", "game-6.jsonl"]
+    assert combined["settings"]["games"] == 2 and combined["settings"]["seed"] == 5
+    # issue 60: the same folder with other settings is refused, not silently replaced
+    before = (out / "summary.json").read_text()
+    assert main(["relevance", "accuracy", "--manual", "civ-guide", "--games", "3", "--steps",
+                 "2", "--rollouts", "4", "--depth", "2", "--map", "tiny", "--seed", "5",
+                 "--out", str(out)]) == 2
+    assert "other settings (games 2 -> 3)" in capsys.readouterr().err
+    assert (out / "summary.json").read_text() == before
     # the games' logs are ordinary decision logs of the mixed manual
     game = out / "text" / "games" / "game-5.jsonl"
     assert main(["relevance", "show", str(game), "--step", "0"]) == 0

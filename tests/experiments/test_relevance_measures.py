@@ -194,7 +194,9 @@ def test_run_folder_without_logs_is_refused(logged_run, tmp_path, capsys):
     code = main(["relevance", "report", str(plain), "--html", str(tmp_path / "r.html")])
     err = capsys.readouterr().err
     assert code == 2 and "keeps no decision logs" in err and err.count("\n") == 1
-    code = main(["relevance", "report", str(tmp_path), "--html", str(tmp_path / "r.html")])
+    (tmp_path / "not-a-run").mkdir()
+    code = main(["relevance", "report", str(tmp_path / "not-a-run"), "--html",
+                 str(tmp_path / "r.html")])
     assert code == 2 and "not an ablation run folder" in capsys.readouterr().err
 
 

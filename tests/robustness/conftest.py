@@ -20,6 +20,7 @@ import pytest
 from robust_support import TALLY, TESTS, Result
 
 sys.path.insert(0, str(TESTS / "corpus"))  # the corpus log synthesiser (corpus_logs.py)
+sys.path.insert(0, str(TESTS / "experiments"))  # hand-made decision logs (relevance_records.py)
 
 # --- the counts of the suite ------------------------------------------------------------------
 HERE = Path(__file__).resolve().parent
@@ -33,6 +34,7 @@ CLASSES = {
     "test_robust_logs.py": "semantic checks of corpus logs",
     "test_robust_files.py": "special files, sizes and messages",
     "test_robust_disk.py": "full devices",
+    "test_robust_overwrite.py": "outputs over inputs",
 }
 _OUTCOMES: dict[str, Counter[str]] = {}
 

@@ -57,3 +57,25 @@ def test_an_accepted_name_stays_inside_the_store(name):
         return
     path = PurePosixPath("/store") / checked
     assert path.parent == PurePosixPath("/store") and not checked.startswith(".")
+
+
+def test_control_characters_and_huge_values_in_messages_are_shown_safely(cli, tmp_path):
+    """Issue 60 class 9: a name with a terminal escape was echoed raw (the terminal acted on
+    it), and a huge value was echoed whole."""
+    result = cli("game", "render", tmp_path / "\x1b[2Jx\x07.json")
+    assert result.code == 2 and "\x1b" not in result.err and "\x07" not in result.err
+    assert "\\x1b[2Jx\\x07.json" in result.err and result.err.count("\n") == 1
+    result = cli("game", "render", tmp_path / ("y" * 200_000))
+    assert result.code == 2 and len(result.err) < 1200 and "characters not shown" in result.err
+
+
+def test_a_log_compared_with_itself_is_refused(cli, tmp_path):
+    """Issue 60 class 9: comparisons that compare nothing (a thing with itself)."""
+    from relevance_records import records, write
+
+    log = write(tmp_path / "a.jsonl", records())
+    link = tmp_path / "b.jsonl"
+    link.symlink_to(log)
+    assert_refused(cli("relevance", "report", log, "--compare", link, "--html",
+                       tmp_path / "r.html"), "the log itself")
+    assert not (tmp_path / "r.html").exists()

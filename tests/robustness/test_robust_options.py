@@ -135,3 +135,34 @@ def test_bounds_are_inclusive():
     assert int_option(low=1, high=3)("3") == 3
     with pytest.raises(argparse.ArgumentTypeError, match="between 1 and 3"):
         int_option(low=1, high=3)("4")
+
+
+TINY_PLAY = ("--map", "tiny", "--steps", "1", "--rollouts", "2", "--depth", "2", "--no-progress")
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (("--net", "/etc/passwd"), "--net: no method here reads the network options"),
+    (("--reader", "r.json"), "--reader: no method here reads the reader options"),
+    (("--corpus", "no-such-corpus"), "--corpus: no method here reads the corpus options"),
+    (("--manual", "no-such-manual"), "--manual no-such-manual: no method here reads a manual"),
+])
+def test_an_option_no_chosen_method_reads_is_refused(cli, extra, needle):
+    """Issue 60 class 7: `play --method uct --net /etc/passwd` ran without a word."""
+    assert_refused(cli("play", "--method", "uct", *extra, *TINY_PLAY), needle)
+    assert_refused(cli("ablation", "run", "--methods", "uct,linear", *extra, "--games", "1",
+                       "--out", "never-made", *TINY_PLAY), needle)
+
+
+def test_an_option_a_chosen_method_reads_is_taken(cli, tmp_path):
+    result = cli("play", "--method", "text", "--manual", "civ-guide", *TINY_PLAY)
+    assert result.code == 0, result
+    config = tmp_path / "c.toml"
+    config.write_text("[net]\nnet_depth = 3\n")  # a recorded run's default: nothing to refuse
+    assert cli("play", "--method", "uct", "--config", config, *TINY_PLAY).code == 0
+
+
+def test_roll_out_workers_are_capped_at_what_the_work_and_machine_can_use(cli):
+    """Issue 60 class 4: `play --workers 40` started 40 processes for a 3-roll-out game."""
+    result = cli("play", "--method", "uct", "--workers", "40", *TINY_PLAY)
+    assert result.code == 0, result
+    assert "note: --workers 40 capped at 2 (2 roll-outs a step" in result.err

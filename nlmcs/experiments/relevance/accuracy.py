@@ -34,6 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nlmcs.errors import UserInputError
 from nlmcs.experiments.relevance.decoys import combine, decoy_ids, load_decoys
 from nlmcs.experiments.relevance.log import read_log
 from nlmcs.experiments.relevance.measures import decision_relevance
@@ -230,10 +231,34 @@ def compare(summaries: dict[str, dict]) -> dict | None:
     return out
 
 
-def write_comparison(out: str | Path, summaries: dict[str, dict]) -> dict:
-    """out/summary.json: each method's summary and, with text and random-text, text minus
-    twin."""
-    combined = {"methods": summaries, "text_minus_twin": compare(summaries)}
+def check_settings(out: str | Path, settings: dict) -> None:
+    """Refuse an --out folder holding the results of other settings (they would be replaced
+    without a word), or of settings it did not record; the same settings play the same games
+    again."""
+    from nlmcs.experiments.ablation.spec import identity_changes
+
+    path = Path(out) / SUMMARY_NAME
+    if not path.exists():
+        return
+    try:
+        held = json.loads(path.read_text(encoding="utf-8")).get("settings")
+    except (OSError, ValueError, AttributeError):
+        held = None
+    if not isinstance(held, dict):
+        raise UserInputError(f"{out}: holds relevance accuracy results whose settings it does "
+                             "not record; give another --out")
+    changes = identity_changes(held, json.loads(json.dumps(settings, default=str)))
+    if changes:
+        raise UserInputError(f"{out}: holds relevance accuracy of other settings "
+                             f"({'; '.join(changes[:4])}); give another --out")
+
+
+def write_comparison(out: str | Path, summaries: dict[str, dict],
+                     settings: dict | None = None) -> dict:
+    """out/summary.json: the settings, each method's summary and, with text and random-text,
+    text minus twin."""
+    combined = {"settings": json.loads(json.dumps(settings or {}, default=str)),
+                "methods": summaries, "text_minus_twin": compare(summaries)}
     write_atomic(Path(out) / SUMMARY_NAME, json.dumps(combined, indent=2) + "\n")
     return combined
 
