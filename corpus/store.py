@@ -321,8 +321,8 @@ def _commit(directory: Path, meta: dict | None, new: Mined, sources: list[dict],
     new_meta = _meta(directory, expect, [*parts, part], games_file, games,
                      [*(meta["sources"] if meta else []), *sources], files)
     _write_json(directory / "meta.json", new_meta)
-    if meta and meta["games_file"] != games_file:
-        (directory / meta["games_file"]).unlink(missing_ok=True)
+    # The previous games file stays until the next writer's `_tidy`: a reader that read the
+    # previous meta.json may be about to open it (it then reads the store as it was, whole).
     return new_meta
 
 
@@ -401,11 +401,27 @@ def _read_games(directory: Path, meta: dict, columns: list[str] | None = None) -
         raise UserInputError(f"{path}: unreadable games file ({err})") from None
 
 
+READ_ATTEMPTS = 3
+"""Reads of a corpus a writer committed to meanwhile, before a failed read is taken as damage."""
+
+
 def load_corpus(name_or_dir: str | Path, *, root: Path | None = None) -> StoredCorpus:
     """Read a stored corpus (only its committed parts, checked against meta.json);
-    `UserInputError` if missing, empty or damaged."""
+    `UserInputError` if missing, empty or damaged. A read that fails while a writer commits
+    (meta.json changed under it) is read again from the new meta.json: a reader sees the store
+    whole, before or after the commit, never as damaged."""
     directory = corpus_dir(name_or_dir, root=root)
-    meta = read_meta(directory)
+    for attempt in range(READ_ATTEMPTS):
+        meta = read_meta(directory)
+        try:
+            return _load(directory, meta)
+        except UserInputError:
+            if attempt + 1 == READ_ATTEMPTS or read_meta(directory) == meta:
+                raise
+    raise AssertionError("unreachable")
+
+
+def _load(directory: Path, meta: dict | None) -> StoredCorpus:
     if meta is None:
         raise UserInputError(f"no corpus at {directory} (run `nlmcs corpus ingest` first)")
     if not meta["parts"] or meta["counts"]["decisions"] == 0:

@@ -64,6 +64,34 @@ def test_simultaneous_corpus_ingests_all_land(env, data, logs):
     assert_clean(run("corpus", "stats", "demo", env=env))
 
 
+def test_a_reader_of_the_previous_commit_reads_the_corpus_whole(data, logs, monkeypatch):
+    """Issue 60 class 5: while an ingest committed, a reader (`corpus stats`, an ablation worker
+    loading the corpus) sometimes found the store damaged: the commit deleted the games file the
+    reader's meta.json named."""
+    from corpus import store
+    from corpus.meta import read_meta
+
+    directory = data / "corpora" / "demo"
+    store.ingest([logs("a.jsonl", games=2)], name=directory)
+    before = read_meta(directory)
+    store.ingest([logs("b.jsonl", games=2, first=10)], name=directory)
+    # a reader that read meta.json before the commit still reads the store whole, as it was
+    assert len(store._load(directory, before).games) == 2
+    # and one whose read fails while a writer commits reads the new store again
+    real, calls = store._load, []
+
+    def racing(folder, meta):
+        calls.append(meta)
+        if len(calls) == 1:
+            store.ingest([logs("c.jsonl", games=1, first=20)], name=directory)
+            raise store.UserInputError("unreadable games file (the writer's commit)")
+        return real(folder, meta)
+
+    monkeypatch.setattr(store, "_load", racing)
+    assert len(store.load_corpus(directory).games) == 5
+    assert len(calls) == 2 and calls[0] != calls[1]
+
+
 def test_two_manual_ingests_of_different_files_under_one_name(env, data):
     from manual_pipeline.store import load_manual
 
