@@ -9,6 +9,19 @@ from typing import Literal
 from nlmcs.errors import UserInputError
 from nlmcs.fields import check_fields, option
 
+LATER_FIELDS = {"root": "tree", "gumbel_k": 8, "gumbel_c_visit": 50.0, "gumbel_c_scale": 1.0}
+"""Fields added after runs were recorded, with their default: a run's identity leaves each out
+at that value (`identity_dict`), so runs recorded before they existed resume."""
+
+
+def identity_dict(config: SearchConfig) -> dict:
+    """`config.to_dict()` without the later fields at their default (`LATER_FIELDS`)."""
+    out = config.to_dict()
+    for key, default in LATER_FIELDS.items():
+        if out.get(key) == default:
+            out.pop(key)
+    return out
+
 
 @dataclass(frozen=True)
 class SearchConfig:
@@ -74,6 +87,18 @@ class SearchConfig:
     ("puct" mode, and the text-corpus root bias)."""
     prior_weight: float = option(0.1, low=0.0)
     """text-corpus: weight of the corpus policy added to Q at the root (rewards lie in [0, 1])."""
+    root: Literal["tree", "gumbel"] = "tree"
+    """How UCT with a policy prior picks at each agent's root: tree, the tree's own rule
+    (PUCT with a prior); gumbel, Gumbel root selection with sequential halving (Danihelka et
+    al. 2022): `gumbel_k` root moves sampled without replacement from the prior perturbed by
+    Gumbel noise, the roll-outs split evenly over them in halving rounds, the real move the
+    survivor by noise + log prior + sigma(Q). Meant for budgets of tens of roll-outs."""
+    gumbel_k: int = option(8, low=1)
+    """Root moves Gumbel root selection considers (at most the legal ones)."""
+    gumbel_c_visit: float = option(50.0, low=0.0)
+    gumbel_c_scale: float = option(1.0, low=0.0)
+    """sigma(Q) = (gumbel_c_visit + most root visits) x gumbel_c_scale x Q (Q in [0, 1]): the
+    paper's monotone transform of a root move's value."""
     log_decisions: bool = option(False, set_by="--log-decisions")
     """Keep a per-step decision record (`Planner.last_log`)."""
     engine: Literal["compiled", "python"] = "compiled"

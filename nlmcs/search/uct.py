@@ -12,6 +12,9 @@ With a `leaf` value (the policy/value network of `puct-net`) a roll-out's last s
 by it instead of by the game's reward; self-play mixes Dirichlet noise into the root priors
 (`root_noise`), as AlphaZero does.
 
+With `SearchConfig.root` "gumbel" and a policy prior, each agent's root picks by Gumbel root
+selection with sequential halving instead (`nlmcs.search.gumbel`), for small budgets.
+
 The trees are updated after every roll-out, so UCT runs its roll-outs in this process; its
 results are the same for a seed whatever `workers` says.
 """
@@ -25,6 +28,7 @@ import numpy as np
 
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
+from nlmcs.search.gumbel import GumbelRoot, round_ends
 from nlmcs.search.planner import step_stats
 from nlmcs.search.policies import RolloutPolicy, UniformRollout, make_rollout_policy
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
@@ -66,6 +70,8 @@ class UCTPlanner:
         cfg = self.config
         t0 = time.perf_counter()
         self.roots = {a: Node() for a in state.agents(player)}
+        gumbel = self._gumbel_roots(state, player) if self._gumbel else {}
+        ends = round_ends(cfg.rollouts, list(gumbel.values())) if gumbel else set()
         rewards = []
         for k in range(cfg.rollouts):
             r_rng = rollout_rng(self.seed, self.step, k)
@@ -83,7 +89,11 @@ class UCTPlanner:
                         node.children = seeded_children(sim, agent, actions, self.prior, cfg)
                         if self.root_noise is not None and node is self.roots[agent]:
                             add_noise(node.children, *self.root_noise, r_rng)
-                    action = pick(node, actions, node.children, self.c, r_rng, self.select)
+                    if depth == 0 and agent in gumbel:
+                        action = gumbel[agent].forced()
+                    else:
+                        action = pick(node, actions, node.children, self.c, r_rng,
+                                      self.select)
                     child = node.children[action]
                     paths[agent].append(child)
                     # Leave the tree after adding a node this roll-out.
@@ -100,9 +110,14 @@ class UCTPlanner:
             for path in paths.values():
                 for node in path:
                     node.add(r)
+            if k in ends:
+                for root in gumbel.values():
+                    root.halve()
         move = {}
         for agent, root in self.roots.items():
-            if root.children:
+            if agent in gumbel:
+                move[agent] = gumbel[agent].choice()
+            elif root.children:
                 move[agent] = final_choice(root.children, by_visits=True)
         self.last_stats = step_stats(self.step, t0, rewards)
         if cfg.log_decisions:
@@ -113,6 +128,28 @@ class UCTPlanner:
             ]
         self.step += 1
         return move
+
+    @property
+    def _gumbel(self) -> bool:
+        return self.config.root == "gumbel" and self.prior is not None \
+            and self.config.prior_mode == "puct"
+
+    def _gumbel_roots(self, state: State, player: int) -> dict[AgentId, GumbelRoot]:
+        """Each agent's root expanded now (its prior, and self-play's noise), with its Gumbel
+        draws from a stream of this step's own (`nlmcs.search.gumbel`)."""
+        cfg = self.config
+        rng = np.random.default_rng(np.random.SeedSequence([self.seed, self.step, 1 << 41]))
+        out = {}
+        for agent, actions in state.agent_actions(player):
+            if not actions:
+                continue
+            root = self.roots[agent]
+            root.children = seeded_children(state, agent, list(actions), self.prior, cfg)
+            if self.root_noise is not None:
+                add_noise(root.children, *self.root_noise, rng)
+            out[agent] = GumbelRoot(root.children, cfg.gumbel_k, rng, cfg.gumbel_c_visit,
+                                    cfg.gumbel_c_scale)
+        return out
 
     def close(self) -> None:
         pass

@@ -57,10 +57,12 @@ depth = 5
 
 def _in_identity(added: dict) -> dict:
     """The added options a run's identity holds: not those added later still at their old
-    value (`ModelConfig`'s `LATER_FIELDS`)."""
+    value (the `LATER_FIELDS` of `ModelConfig` and `SearchConfig`)."""
     from nlmcs.model.config import LATER_FIELDS
+    from nlmcs.search.config import LATER_FIELDS as SEARCH_LATER
 
-    return {k: v for k, v in added.items() if LATER_FIELDS.get(k, object()) != v}
+    later = {**LATER_FIELDS, **SEARCH_LATER}
+    return {k: v for k, v in added.items() if later.get(k, object()) != v}
 
 
 def test_a_recorded_run_json_replays_its_settings(tmp_path, caplog):

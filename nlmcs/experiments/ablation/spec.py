@@ -13,7 +13,6 @@ folder holds games of one identity, while more games, methods or budgets may be 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -22,7 +21,9 @@ from nlmcs import __version__
 from nlmcs.errors import UserInputError
 from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions, get_method
 from nlmcs.model.config import ModelConfig, identity_dict
+from nlmcs.runs import fingerprint, identity_changes  # noqa: F401  (the ablation's names)
 from nlmcs.search.config import SearchConfig
+from nlmcs.search.config import identity_dict as search_identity
 
 SPEC_FORMAT = "nlmcs-ablation/1"
 
@@ -195,7 +196,7 @@ class AblationSpec:
     def identity(self) -> dict:
         """What must match for games to belong in one run folder (not methods, budgets or the
         number of games: those may grow)."""
-        search = self.search.to_dict()
+        search = search_identity(self.search)
         for key in ("rollouts", "workers", "log_decisions", "engine"):
             search.pop(key, None)
         ident = {
@@ -250,30 +251,3 @@ def net_identity(options: NetOptions, game: str) -> dict:
             "sha256": sha256_file(path)[:16], "net_depth": options.net_depth,
             "value_weight": options.value_weight}
 
-
-def fingerprint(identity: Mapping) -> str:
-    """Short stable hash of an identity dict (12 hex digits)."""
-    text = json.dumps(identity, sort_keys=True, default=str, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def identity_changes(old: Mapping, new: Mapping, prefix: str = "") -> list[str]:
-    """Human-readable differences between two identity dicts ("steps 15 -> 20", ...)."""
-    out = []
-    for key in sorted(set(old) | set(new)):
-        a, b = old.get(key, _ABSENT), new.get(key, _ABSENT)
-        if isinstance(a, Mapping) and isinstance(b, Mapping):
-            out.extend(identity_changes(a, b, f"{prefix}{key}."))
-        elif a != b:
-            out.append(f"{prefix}{key} {a!r} -> {b!r}")
-    return out
-
-
-class _Absent:
-    """A key one identity lacks (a run stored before the key existed)."""
-
-    def __repr__(self) -> str:
-        return "(absent)"
-
-
-_ABSENT = _Absent()
