@@ -299,6 +299,23 @@ def method_text(name: str, manual, *, game=None, seed: int = 0, twin_seed: int |
     return resolve_manual(text_read(manual, reads, twin_seed=twin_seed))
 
 
+def opponent_policy(game, spec: str):
+    """The player `spec` names: a network (`net`, `net:FILE`, `nlmcs.net.opponent`) or what the
+    game itself knows (`Game.policy`: builtin[:level], random, greedy)."""
+    from nlmcs.net.opponent import NetPolicy, is_net_spec
+
+    return NetPolicy(game, spec) if is_net_spec(spec) else game.policy(spec)
+
+
+def rollout_opponent(spec: str) -> str:
+    """Who plays the opponents inside roll-outs when the real opponent is `spec`: itself, except
+    a network, which roll-outs model by the built-in AI (a forward pass per simulated turn
+    would cost more than the search it informs)."""
+    from nlmcs.net.opponent import is_net_spec
+
+    return "builtin" if is_net_spec(spec) else spec
+
+
 def method_model(name: str, model: ModelConfig) -> ModelConfig:
     """The model setting method `name` plays with: its network kind, and meaning where the
     method reads with it (what logs and stored rows record)."""

@@ -58,7 +58,9 @@ def register(sub) -> None:
                     example="nlmcs game series --players builtin,random --games 100 "
                             "--out results/ai_vs_random.csv",
                     func=series_cli)
-    m.add_argument("--players", default="builtin,random", help="two comma-separated players")
+    m.add_argument("--players", default="builtin,random",
+                   help="two comma-separated players: builtin[:easy|normal|hard], random, "
+                        "greedy, net[:FILE] (a network's greedy player)")
     m.add_argument("--games", type=COUNT, default=100, help="number of games (sides alternate)")
     m.add_argument("--turns", type=COUNT, default=100, help="turn limit per game")
     m.add_argument("--seed", type=SEED, default=0, help="seed of the first game")

@@ -50,7 +50,9 @@ def register(sub) -> None:
     p.add_argument("--twin-seed", type=SEED,
                    help="random-text reads the twin shuffled with this seed, NAME-random-SEED "
                         "(default: the stored twin NAME-random, seed 0)")
-    p.add_argument("--opponent", default="builtin", help="builtin[:easy|normal|hard], random, ...")
+    p.add_argument("--opponent", default="builtin",
+                   help="builtin[:easy|normal|hard], random, greedy, or net[:FILE] (a network's "
+                        "greedy player; roll-outs then model it by the built-in AI)")
     p.add_argument("--seed", type=SEED, default=0, help="map, game and search seed")
     p.add_argument("--steps", type=COUNT, default=100, help="real steps (turns) to play at most")
     p.add_argument("--log-decisions", type=Path, help="write every decision record (JSON lines)")

@@ -19,6 +19,7 @@ import numpy as np
 
 from nlmcs.envs.civ_v0 import MAX_ACTIONS, MAX_AGENTS, Observer, outcome, render_frame
 from nlmcs.games import make_game
+from nlmcs.methods import opponent_policy
 from nlmcs.seeds import chance_rng
 
 
@@ -33,7 +34,7 @@ class CivEnv(gymnasium.Env):
                              f"{self.metadata['render_modes']}")
         self.game = make_game("civ", preset=map, max_turns=max_turns)
         self.max_turns = max_turns
-        self.opponent = self.game.policy(opponent)
+        self.opponent = opponent_policy(self.game, opponent)  # a network too (net[:FILE])
         self.observer = Observer(self.game, max_agents, max_actions, observation)
         self.observation_space = self.observer.observation_space
         self.action_space = self.observer.action_space

@@ -21,7 +21,14 @@ from nlmcs.experiments.relevance.log import END, GAME, LOG_FORMAT, STATE
 from nlmcs.files import AtomicFile
 from nlmcs.games.base import Game, Policy, State
 from nlmcs.games.runner import GameHook, GameResult, play_game
-from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions, make_planner
+from nlmcs.methods import (
+    CorpusOptions,
+    NetOptions,
+    ReaderOptions,
+    make_planner,
+    opponent_policy,
+    rollout_opponent,
+)
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.planner import Planner, PlannerPolicy
@@ -57,8 +64,9 @@ def make_player(method: str, *, game: Game, opponent: str, seed: int, manual=Non
                 reader: ReaderOptions | None = None, net: NetOptions | None = None
                 ) -> Planner:
     """The planner of `method` for a game against `opponent`: roll-outs model every other
-    player as `opponent` too."""
-    cfg = replace(search_config or SearchConfig(), opponent=opponent, log_decisions=log_decisions)
+    player as `opponent` too (a network opponent by the built-in AI: `rollout_opponent`)."""
+    cfg = replace(search_config or SearchConfig(), opponent=rollout_opponent(opponent),
+                  log_decisions=log_decisions)
     return make_planner(method, game=game, manual=manual, corpus=corpus, search_config=cfg,
                         model_config=model_config, seed=seed, reader=reader, net=net)
 
@@ -68,7 +76,8 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
          log_header: Mapping | None = None,
          on_step: Callable[[int, dict], None] | None = None,
          extra_hooks: Sequence[GameHook] = ()) -> PlayResult:
-    """Play `planner` as player 0 against `game.policy(opponent)` for up to `steps` real steps,
+    """Play `planner` as player 0 against `opponent` (`methods.opponent_policy`) for up to
+    `steps` real steps,
     then close the planner.
 
     With `log_path`, every decision record (per agent: candidate actions with Q, candidate
@@ -82,7 +91,7 @@ def play(*, game: Game, planner: Planner, method: str, opponent: str, seed: int,
     game too (an ablation's variant game counts foundings).
     """
     policies: dict[int, Policy] = {0: PlannerPolicy(planner, method)}
-    policies.update({p: game.policy(opponent) for p in range(1, game.num_players)})
+    policies.update({p: opponent_policy(game, opponent) for p in range(1, game.num_players)})
     rng = chance_rng(seed)  # the game's chance, apart from the map's stream (`nlmcs.seeds`)
     steps_hook = PlannerSteps(planner, method=method, seed=seed, on_step=on_step)
     hooks: list[GameHook] = [steps_hook, *extra_hooks]

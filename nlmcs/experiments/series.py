@@ -17,6 +17,7 @@ from pathlib import Path
 from nlmcs.files import write_atomic
 from nlmcs.games.base import Game
 from nlmcs.games.runner import play_game
+from nlmcs.methods import opponent_policy
 
 notice = logging.getLogger("nlmcs.notice")
 
@@ -68,7 +69,7 @@ def _play_one(game: Game, players: tuple[str, str], k: int, seed: int, turns: in
               rows: list[dict], wins: dict[str, int], engine: str) -> int:
     """Play game k, add its row and its winner's win; returns 1 for a draw, else 0."""
     order = players if k % 2 == 0 else (players[1], players[0])
-    pols = {0: game.policy(order[0]), 1: game.policy(order[1])}
+    pols = {0: opponent_policy(game, order[0]), 1: opponent_policy(game, order[1])}
     r = play_game(game, pols, seed=seed + k, max_turns=turns, engine=engine)
     name = order[r.winner] if r.winner is not None else ""
     if name:

@@ -181,3 +181,23 @@ def test_samples_file_round_trip_and_damage(tmp_path, game):
     (tmp_path / "bad.npz").write_bytes(b"junk")
     with pytest.raises(UserInputError, match="bad.npz"):
         load_samples(tmp_path / "bad.npz")
+
+
+def test_a_network_plays_as_an_opponent_by_its_most_likely_legal_moves(game, capsys):
+    """Issue 58 item 3: the previous generation's network as a yardstick (`--opponent net:FILE`);
+    roll-outs model it by the built-in AI."""
+    from nlmcs.cli import main
+    from nlmcs.methods import opponent_policy, rollout_opponent
+    from nlmcs.net.opponent import NetPolicy
+
+    player = opponent_policy(game, "net")
+    assert isinstance(player, NetPolicy) and rollout_opponent("net:x.pt") == "builtin"
+    assert rollout_opponent("builtin:hard") == "builtin:hard"
+    state, _ = _positions(game)
+    joint = player.joint_action(state, 1, np.random.default_rng(0))
+    policy = player.guide.position_policy(state, 1)
+    for agent, actions in state.agent_actions(1):
+        assert joint[agent] == actions[int(np.argmax(policy[agent]))]
+    assert main(["play", "--method", "uct", "--opponent", "net", "--map", "tiny", "--steps", "2",
+                 "--rollouts", "2", "--depth", "2", "--no-progress"]) == 0
+    assert "against net on the tiny map" in capsys.readouterr().err

@@ -19,7 +19,13 @@ from dataclasses import dataclass, field
 
 from nlmcs import __version__
 from nlmcs.errors import UserInputError
-from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions, get_method
+from nlmcs.methods import (
+    CorpusOptions,
+    NetOptions,
+    ReaderOptions,
+    get_method,
+    rollout_opponent,
+)
 from nlmcs.model.config import ModelConfig, identity_dict
 from nlmcs.runs import fingerprint, identity_changes  # noqa: F401  (the ablation's names)
 from nlmcs.search.config import SearchConfig
@@ -191,7 +197,8 @@ class AblationSpec:
         """The search config one game of `arm` uses: its budget, one process (games are the
         unit of parallelism), no decision log."""
         return dataclasses.replace(self.search, rollouts=arm.rollouts, workers=1,
-                                   opponent=self.opponent, log_decisions=False)  # fmt: skip
+                                   opponent=rollout_opponent(self.opponent),
+                                   log_decisions=False)  # fmt: skip
 
     def identity(self) -> dict:
         """What must match for games to belong in one run folder (not methods, budgets or the
