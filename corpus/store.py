@@ -49,7 +49,7 @@ from nlmcs.files import (
     write_atomic,
 )
 from nlmcs.locking import store_lock
-from nlmcs.paths import corpora_dir, validate_store_name
+from nlmcs.paths import corpora_dir, shipped_dir, validate_store_name
 
 log = logging.getLogger(__name__)
 notice = logging.getLogger("nlmcs.notice")
@@ -98,7 +98,12 @@ def store_dir(name: str | Path, *, root: Path | None = None) -> Path:
     a corpus name (no separators), so `--name ../../x` never writes outside the store."""
     if isinstance(name, Path):
         return name
-    return (root or corpora_dir()) / validate_store_name(name, kind="corpus")
+    name = validate_store_name(name, kind="corpus")
+    if root is None and (shipped_dir() / "corpora" / name / "meta.json").is_file():
+        raise UserInputError(f"corpus name {name!r} is the shipped corpus's; one stored under it "
+                             "would hide the shipped one from every command: choose another "
+                             "name")
+    return (root or corpora_dir()) / name
 
 
 def _write_json(path: Path, data: dict) -> None:

@@ -23,6 +23,7 @@ from nlmcs.commands.options import (
     add_game_options,
     add_group,
     add_search_options,
+    check_applies,
     configs,
     corpus_options,
     csv_ints,
@@ -63,8 +64,9 @@ def register(sub) -> None:
                    + "; explicit options override the preset")
     g.add_argument("--methods", help=f"comma-separated methods (default: the preset's, else "
                    f"{','.join(DEFAULT_METHODS)})")
-    g.add_argument("--manual", default="civ-guide", help="manual of the text methods "
-                   "(random-text reads a word-permuted twin of it, one per game)")
+    g.add_argument("--manual", help="manual of the text methods (default: civ-guide; "
+                   "random-text reads a word-permuted twin of it, one per game); refused when "
+                   "no method reads text")
     g.add_argument("--twin-seed", type=SEED, help="random-text reads one twin, shuffled with "
                    "this seed, in every game (default: each game's twin is shuffled with the "
                    "game's own seed)")
@@ -136,6 +138,7 @@ def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
     preset = get_preset(args.preset)
     methods = tuple(csv_names(args.methods)) if args.methods else (preset.methods
                                                                   or DEFAULT_METHODS)
+    check_applies(args, methods)
     rollouts = (tuple(csv_ints(args.rollouts, "rollouts")) if args.rollouts
                 else preset.rollouts)  # fmt: skip
     # A preset's turn limit means full games, unless the user asked for a step count.
@@ -191,7 +194,8 @@ def run_cli(args: argparse.Namespace) -> int:
                              if args.preset else "")
     from tqdm import tqdm
 
-    from nlmcs.experiments.ablation.runner import WorkerLost, run_jobs
+    from nlmcs.experiments.ablation.runner import run_jobs
+    from nlmcs.jobs import WorkerLost
 
     try:
         with contextlib.ExitStack() as stack:
@@ -239,7 +243,7 @@ def add_executor_options(p) -> argparse._ArgumentGroup:
 @contextlib.contextmanager
 def game_executor(args: argparse.Namespace, jobs: int):
     """(executor, games to keep in flight, where): the Dask cluster's, or a local pool's."""
-    from nlmcs.experiments.ablation.runner import dask_executor
+    from nlmcs.jobs import dask_executor
     from nlmcs.processes import local_pool, usable_cpus
 
     if args.scheduler:
@@ -249,6 +253,19 @@ def game_executor(args: argparse.Namespace, jobs: int):
         workers = min(args.workers or usable_cpus(), jobs)
         with local_pool(workers) as pool:
             yield pool, workers, f"in {workers} local process(es)"
+
+
+@contextlib.contextmanager
+def scheduler_executor(args: argparse.Namespace):
+    """(executor, games to keep in flight) on the Dask cluster of --scheduler, or (None, None)
+    without one: the command's own --workers then play locally."""
+    if not args.scheduler:
+        yield None, None
+        return
+    from nlmcs.jobs import dask_executor
+
+    with dask_executor(args.scheduler, timeout=args.connect_timeout) as (executor, threads):
+        yield executor, 2 * threads
 
 
 def _stored(out: Path) -> int:

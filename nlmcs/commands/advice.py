@@ -48,7 +48,10 @@ def register(sub) -> None:
                        help="roll-outs per step of a search base (default: 30)")
     audit.add_argument("--depth", type=COUNT, default=5,
                        help="roll-out depth of a search base (default: 5)")
-    audit.add_argument("--workers", type=COUNT, default=1, help="game processes (default: 1)")
+    from nlmcs.commands.ablation import add_executor_options
+
+    add_executor_options(audit).add_argument("--workers", type=COUNT, default=1,
+                                             help="local game processes (default: 1)")
     audit.add_argument("--out", type=Path,
                        help="audit folder (default: results/advice/MANUAL)")
     audit.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -120,8 +123,12 @@ def _audit_cli(args) -> int:
     def progress(done: int, total: int) -> None:
         bar.update(done)
 
+    from nlmcs.commands.ablation import scheduler_executor
+
     try:
-        rows = run_audit(spec, rules, out, workers=args.workers, progress=progress)
+        with scheduler_executor(args) as (executor, window):
+            rows = run_audit(spec, rules, out, workers=args.workers, progress=progress,
+                             executor=executor, max_in_flight=window)
     finally:
         bar.close()
     command = "nlmcs " + shlex.join(sys.argv[1:]) if sys.argv and sys.argv[0].endswith(

@@ -46,7 +46,10 @@ def register(sub) -> None:
     t.add_argument("--epochs", type=COUNT, default=200, help="fitting epochs (default: 200)")
     t.add_argument("--lr", type=float, default=0.05, help="Adam's step (default: 0.05)")
     t.add_argument("--l2", type=float, default=1e-3, help="L2 penalty (default: 0.001)")
-    t.add_argument("--workers", type=COUNT, default=1, help="labelling processes (default: 1)")
+    from nlmcs.commands.ablation import add_executor_options
+
+    add_executor_options(t).add_argument("--workers", type=COUNT, default=1,
+                                         help="local labelling processes (default: 1)")
     t.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     a = add_command(actions, "agreement", func=_agreement_cli,
@@ -125,17 +128,25 @@ def _agreement_cli(args) -> int:
 
 
 def _train_cli(args) -> int:
-    from nlmcs.files import check_output
+    from nlmcs.files import check_distinct, check_output
     from nlmcs.reader.outcomes import OutcomeSpec
-    from nlmcs.reader.train import CURVE_PNG, MODEL_NAME, FitSpec, train_reader
+    from nlmcs.reader.train import CURVE_CSV, CURVE_PNG, MODEL_NAME, FitSpec, train_reader
 
     outcomes = OutcomeSpec(games=args.games, seed=args.seed, turns=args.turns, map=args.map,
                            opponent=args.opponent, points=args.points,
                            candidates=args.candidates, variant=args.variant)
     spec = FitSpec(manual=args.manual, epochs=args.epochs, lr=args.lr, l2=args.l2)
     check_output(args.out / MODEL_NAME, what="reader file", make_parent=True)
-    model = train_reader(outcomes, spec, args.out, outcomes_path=args.outcomes,
-                         workers=args.workers, progress=not args.no_progress)
+    # --out names a folder: the files written there, against the outcomes read (and appended)
+    check_distinct({"--outcomes": args.outcomes},
+                   {f"--out ({name})": args.out / name for name in (MODEL_NAME, CURVE_CSV,
+                                                                    CURVE_PNG)})
+    from nlmcs.commands.ablation import scheduler_executor
+
+    with scheduler_executor(args) as (executor, window):
+        model = train_reader(outcomes, spec, args.out, outcomes_path=args.outcomes,
+                             workers=args.workers, progress=not args.no_progress,
+                             executor=executor, max_in_flight=window)
     t = model["training"]
     g = t["gain"]
     print(f"{args.out / MODEL_NAME}: {t['decisions']['train']} decisions "

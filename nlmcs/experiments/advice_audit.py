@@ -8,9 +8,11 @@ at turn 20 of a 100-turn game is the end state of a 20-turn game, since nothing 
 looks at the turn limit before it is reached. A game over early (one side eliminated) counts its
 final state at the later horizons.
 
-The run folder holds `audit.json` (what was played) and `games.jsonl` (one line per seed, all its
-arms, fsynced as it ends), so a stopped audit resumes where it stopped; the tables and the plot
-are rebuilt from those rows.
+The run folder is the project's one run store (`nlmcs.runs`): `run.json` (what was played; a
+folder of an older version keeps it in `audit.json`, still read) and `games.jsonl` (one line per
+seed, all its arms, fsynced as it ends, a line cut by a crash dropped once under the folder's
+lock), played by the one job loop (`nlmcs.jobs`), so a stopped audit resumes where it stopped;
+the tables and the plot are rebuilt from those rows.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Executor
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -27,10 +31,26 @@ from nlmcs import __version__
 from nlmcs.errors import UserInputError
 from nlmcs.experiments.ablation.stats import discordant, mean_se, sign_test, signed_rank_test
 from nlmcs.games.runner import GameHook, play_game
+from nlmcs.jobs import local_executor, run_jobs
+from nlmcs.runs import (
+    RESULTS_NAME,
+    JsonLinesStore,
+    code_state,
+    identity_changes,
+    locked,
+    now,
+    read_results,
+    read_run,
+    repair_tail,
+    write_run,
+)
+from nlmcs.runs import fingerprint as identity_fingerprint
 
 AUDIT_FORMAT = "nlmcs-advice-audit/1"
 ROW_FORMAT = "nlmcs-advice-game/1"
-SPEC_NAME, ROWS_NAME = "audit.json", "games.jsonl"
+RUN_FORMAT = "nlmcs-advice-audit-run/1"
+SPEC_NAME, ROWS_NAME = "audit.json", RESULTS_NAME
+"""`audit.json`: where an older version kept the audit's identity (now in `run.json`)."""
 
 
 @dataclass(frozen=True)
@@ -173,85 +193,98 @@ def _play_job(args) -> dict:
 # --- the run folder ----------------------------------------------------------------------------
 
 def fingerprint(spec: AuditSpec) -> str:
-    """The ablations' identity hash, over the audit's identity."""
-    from nlmcs.experiments.ablation.spec import fingerprint as identity_fingerprint
-
+    """The run store's identity hash, over the audit's identity."""
     return identity_fingerprint(spec.identity())
 
 
+def check_row(row: object) -> str | None:
+    """Why a parsed line is not an audit row (one seed, all its arms), or None."""
+    if not isinstance(row, dict) or row.get("format") != ROW_FORMAT:
+        return "not an audit row"
+    if not isinstance(row.get("arms"), list):
+        return "not an audit row (no list of arms)"
+    if isinstance(row.get("index"), bool) or not isinstance(row.get("index"), int):
+        return "not an audit row (no game index)"
+    return None
+
+
 def read_rows(folder: Path) -> list[dict]:
-    """The stored lines of an audit folder; a damaged line is one error naming it."""
-    from nlmcs.files import resumable_lines
+    """The stored lines of an audit folder; a damaged line is one error naming it (a last line
+    cut by a crash is not a row: its seed is played again)."""
+    return read_results(Path(folder) / ROWS_NAME, check=check_row, key=lambda r: r["index"],
+                        label=lambda i: f"seed {i}").rows
 
-    def accept(number: int, row: dict) -> bool:
-        return row.get("format") == ROW_FORMAT and isinstance(row.get("arms"), list) and \
-            isinstance(row.get("index"), int)
 
-    return [row for _, row in resumable_lines(Path(folder) / ROWS_NAME, accept,
-                                              what="an audit row",
-                                              again="its seed will be played again")]
+def _read_identity(folder: Path) -> dict | None:
+    """The stored run record: run.json, or an older version's audit.json."""
+    run = read_run(folder, fmt=RUN_FORMAT, what="an advice audit's run file",
+                   required=("identity",))
+    if run is None and (folder / SPEC_NAME).exists():
+        from nlmcs.files import read_document
+
+        run = read_document(folder / SPEC_NAME, what="audit record", max_bytes=1 << 20)
+    return run
 
 
 def start_folder(folder: Path, spec: AuditSpec) -> list[dict]:
-    """Check (or create) the folder for `spec`; returns the rows already stored."""
-    from nlmcs.files import read_document, write_atomic
-
+    """Check (or create) the folder for `spec`; returns the rows already stored. Call it
+    holding the folder's lock."""
     folder = Path(folder)
-    path = folder / SPEC_NAME
-    if path.exists():
-        stored = read_document(path, what="audit record", max_bytes=1 << 20)
+    stored = _read_identity(folder) if folder.is_dir() else None
+    if stored is not None:
         old = stored.get("identity")
         if old != spec.identity():
-            from nlmcs.experiments.ablation.spec import identity_changes
-
             changed = identity_changes(old if isinstance(old, dict) else {}, spec.identity())
             raise UserInputError(f"{folder}: holds another audit ({'; '.join(changed)}); give "
                                  "another --out")
-    else:
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise UserInputError(f"{folder}: cannot create the audit folder ({err.strerror})"
-                                 ) from None
-    write_atomic(path, json.dumps({"identity": spec.identity(), "games": spec.games,
-                                   "fingerprint": fingerprint(spec)}, indent=2) + "\n")
+    repair_tail(folder / ROWS_NAME)  # a half line a crash or a full disk left
     rows = read_rows(folder)
+    run = {"format": RUN_FORMAT, "created": now(), **(stored or {})}
+    run.update(format=RUN_FORMAT, identity=spec.identity(), games=spec.games,
+               fingerprint=fingerprint(spec), updated=now(), code=code_state())
+    write_run(folder, run)
     fp = fingerprint(spec)
     return [r for r in rows if r.get("fingerprint") == fp]
 
 
 def run_audit(spec: AuditSpec, rules, folder: Path, *, workers: int = 1,
-              progress: Callable[[int, int], None] | None = None) -> list[dict]:
-    """Play the seeds not yet stored; returns every stored row of this audit."""
-    from nlmcs.experiments.ablation.store import append_row
+              progress: Callable[[int, int], None] | None = None,
+              executor: Executor | None = None, max_in_flight: int | None = None
+              ) -> list[dict]:
+    """Play the seeds not yet stored (`nlmcs.jobs.run_jobs`, one fsynced line each) on
+    `executor` (a Dask cluster's), else in `workers` local processes; returns every stored row
+    of this audit."""
     from nlmcs.seeds import game_seed
 
     check_spec(spec)
-    rows = start_folder(folder, spec)
-    done = {r["index"] for r in rows}
-    fp = fingerprint(spec)
-    todo = [(spec, rules, i, game_seed(spec.seed, i), fp) for i in range(spec.games)
-            if i not in done]
-    total = spec.games
-    if progress:
-        progress(len(done & set(range(total))), total)
-    out = Path(folder) / ROWS_NAME
-
-    def keep(row: dict) -> None:
-        append_row(out, row)
-        rows.append(row)
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UserInputError(f"{folder}: cannot create the audit folder ({err.strerror})"
+                             ) from None
+    with locked(folder):
+        rows = start_folder(folder, spec)
+        done = {r["index"] for r in rows}
+        fp = fingerprint(spec)
+        todo = [(spec, rules, i, game_seed(spec.seed, i), fp) for i in range(spec.games)
+                if i not in done]
+        total = spec.games
         if progress:
-            progress(1, 0)
+            progress(len(done & set(range(total))), total)
 
-    if workers <= 1 or len(todo) <= 1:
-        for job in todo:
-            keep(_play_job(job))
-    else:
-        from nlmcs.processes import local_pool
+        def keep(row: dict) -> None:
+            rows.append(row)
+            if progress:
+                progress(1, 0)
 
-        with local_pool(workers) as pool:
-            for row in pool.map(_play_job, todo, chunksize=max(1, len(todo) // (8 * workers))):
-                keep(row)
+        store = JsonLinesStore(folder / ROWS_NAME, stored=len(rows), check=check_row,
+                               on_row=keep, describe=lambda job: f"game {job[2]}",
+                               noun="seeds")
+        workers = min(workers, len(todo))
+        local = local_executor(workers) if executor is None else nullcontext(executor)
+        with local as games:
+            run_jobs(todo, _play_job, store, games, max_in_flight=max_in_flight or workers)
     return [r for r in rows if r["index"] < total]
 
 

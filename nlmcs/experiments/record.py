@@ -4,21 +4,24 @@ Each game is played by `nlmcs.games.runner.play_game` with a `CorpusRecorder` ho
 nlmcs-corpus/1 log. A game's file appears only once the game is complete (the recorder writes
 atomically), so an interrupted run resumes by skipping the seeds whose log already exists; a log
 recorded with other players or another map is not taken for one of this run's games but refused.
-Workers (`nlmcs.processes`) stop with the command, however it ends.
+The games are played by the one job loop (`nlmcs.jobs.run_jobs`): the log folder is its store,
+each log a whole file rather than a line, since the corpus reads the logs themselves. Workers
+(`nlmcs.processes`) stop with the command, however it ends.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from collections.abc import Callable
-from concurrent.futures import as_completed
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
+from nlmcs.jobs import WorkerLost, run_jobs
 from nlmcs.processes import local_pool
+from nlmcs.runs import FileStore
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +130,10 @@ def _play_one(config: RecordConfig, seed: int, path: str) -> str:
     return path
 
 
+def _play_job(job: tuple[RecordConfig, int, str]) -> str:
+    return _play_one(*job)
+
+
 def record_games(*, out_dir: Path, config: RecordConfig,
                  progress: Callable[[int, int], None] | None = None) -> list[Path]:
     """Play `config.games` games into `out_dir/game-<seed>.jsonl`; skips logs already there
@@ -145,23 +152,22 @@ def record_games(*, out_dir: Path, config: RecordConfig,
         log.info("%d of %d games already recorded in %s", done, len(seeds), out_dir)
     if progress:
         progress(done, len(seeds))
-    if config.workers == 1:
-        for s in todo:
-            _play_one(config, s, str(paths[s]))
-            done += 1
-            if progress:
-                progress(done, len(seeds))
-    elif todo:
-        with local_pool(min(config.workers, len(todo))) as pool:
-            futures = [pool.submit(_play_one, config, s, str(paths[s])) for s in todo]
-            try:
-                for future in as_completed(futures):
-                    future.result()
-                    done += 1
-                    if progress:
-                        progress(done, len(seeds))
-            except BrokenProcessPool:
-                raise UserInputError(f"a worker process died (killed, or out of memory); the "
-                                     f"{done} finished games are kept in {out_dir}; re-run the "
-                                     "same command to play the rest") from None
+    # the logs are the store: a game's recorder wrote its file whole
+    store = FileStore(out_dir, stored=done, noun="finished games",
+                      describe=lambda job: f"the game of seed {job[1]}",
+                      on_kept=lambda n: progress(n, len(seeds)) if progress else None)
+    if not todo:
+        return [paths[s] for s in seeds]
+    # one worker plays in this process; more are a pool (of one, should one game be left)
+    pool = contextlib.nullcontext() if config.workers == 1 else \
+        local_pool(min(config.workers, len(todo)))
+    try:
+        with pool as executor:
+            # every game in flight at once (None), as the pool always had them
+            run_jobs([(config, s, str(paths[s])) for s in todo], _play_job, store, executor,
+                     max_in_flight=None)
+    except WorkerLost:
+        raise UserInputError(f"a worker process died (killed, or out of memory); the "
+                             f"{store.stored} finished games are kept in {out_dir}; re-run the "
+                             "same command to play the rest") from None
     return [paths[s] for s in seeds]

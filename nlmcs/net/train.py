@@ -18,7 +18,7 @@ import json
 import math
 import time
 from collections.abc import Callable
-from concurrent.futures import Executor, as_completed
+from concurrent.futures import Executor
 from pathlib import Path
 
 import numpy as np
@@ -26,14 +26,18 @@ import torch
 
 from nlmcs.errors import UserInputError
 from nlmcs.files import atomic_output, write_atomic, write_csv_rows
+from nlmcs.jobs import Collected, run_jobs
 from nlmcs.net.checkpoint import Checkpoint, load, save
 from nlmcs.net.model import NetConfig, agent_log_softmax, tensors
 from nlmcs.net.samples import Samples, concat, load_samples
 from nlmcs.net.selfplay import NetGameJob, match_game, selfplay_game
 from nlmcs.net.spec import TrainSpec, eval_seeds, stage_name
+from nlmcs.runs import FileStore, code_state, locked, now, read_run, write_run
 from nlmcs.seeds import game_seed
 
-RUN_NAME = "train.json"
+RUN_FORMAT = "nlmcs-net-run/1"
+OLD_RUN_NAME = "train.json"
+"""Where an older version kept the run's settings (now in the run store's run.json)."""
 CURVE_CSV = "curve.csv"
 CURVE_PNG = "curve.png"
 LATEST = "net.pt"
@@ -110,41 +114,46 @@ def _mean_losses(net, samples, idx, device, dtype, name: str, chunk: int = 2048)
 
 
 # --- the run --------------------------------------------------------------------------------
-def _run_jobs(executor: Executor | None, fn, jobs: list, on_done: Callable[[object, dict], None]
-              ) -> None:
-    if executor is None:
-        for job in jobs:
-            on_done(job, fn(job))
-        return
-    futures = {executor.submit(fn, job): job for job in jobs}
-    for future in as_completed(futures):
-        on_done(futures[future], future.result())
-
-
 def _check_run(out: Path, spec: TrainSpec) -> None:
-    path = out / RUN_NAME
-    if path.exists():
+    """Refuse a folder holding a run with other settings; record these in run.json (a folder of
+    an older version keeps them in train.json, still read)."""
+    identity = json.loads(json.dumps(spec.identity()))
+    stored = read_run(out, fmt=RUN_FORMAT, what="a training run file",
+                      required=("identity",)) if out.is_dir() else None
+    if stored is None and (out / OLD_RUN_NAME).exists():
+        path = out / OLD_RUN_NAME
         try:
             stored = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as err:
             raise UserInputError(f"{path}: not a training run file ({err})") from None
-        if stored.get("identity") != json.loads(json.dumps(spec.identity())):
-            diff = sorted(k for k in spec.identity()
-                          if stored.get("identity", {}).get(k) != spec.identity()[k])
-            raise UserInputError(f"{out} holds a run with other settings ({', '.join(diff)}); "
-                                 "use another --out or the same settings")
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps({"format": "nlmcs-net-run/1", "identity": spec.identity(),
-                                   "generations": spec.generations}, indent=1) + "\n")
+        if not isinstance(stored, dict):
+            raise UserInputError(f"{path}: not a training run file (not a JSON object)")
+    if stored is not None and not isinstance(stored.get("identity"), dict):
+        raise UserInputError(f"{out}: its run file holds no settings; use another --out")
+    if stored is not None and stored.get("identity") != identity:
+        diff = sorted(k for k in identity if stored["identity"].get(k) != identity[k])
+        raise UserInputError(f"{out} holds a run with other settings ({', '.join(diff)}); "
+                             "use another --out or the same settings")
+    run = {"created": now(), **(stored or {})}
+    run.update(format=RUN_FORMAT, identity=spec.identity(), generations=spec.generations,
+               updated=now(), code=code_state())
+    write_run(out, run, results=None)  # each game's positions are a file of their own
 
 
 def train_net(spec: TrainSpec, out: Path, *, executor: Executor | None = None,
               device: str = "cpu", log: Callable[[str], None] = print) -> list[dict]:
-    """Run (or resume) the training in `out`; the learning curve's rows."""
+    """Run (or resume) the training in `out`, holding the folder's writer lock (a second
+    training into it is refused); the learning curve's rows."""
+    out = Path(out)
+    with locked(out):
+        return _train(spec, out, executor=executor, device=device, log=log)
+
+
+def _train(spec: TrainSpec, out: Path, *, executor: Executor | None, device: str,
+           log: Callable[[str], None]) -> list[dict]:
     from nlmcs.games import make_game
 
     torch.set_num_threads(1)
-    out = Path(out)
     _check_run(out, spec)
     game = make_game(spec.game, **spec.game_options())
     curve = _read_curve(out / CURVE_CSV)
@@ -263,17 +272,20 @@ def _selfplay(spec: TrainSpec, out: Path, generation: int, net: Path, executor, 
         log(f"generation {generation}: {spec.games - len(todo)} self-play games kept")
     jobs = [(i, _game_job(spec, net, spec.opponent, game_seed(spec.seed, generation, i),
                           selfplay=True)) for i in todo]
-    done = [spec.games - len(todo)]
 
-    def keep(job, result):
+    def save(job, result):
         index, _ = job
         result["samples"].save(folder / f"game-{index:04d}.npz",
                                {k: v for k, v in result.items() if k != "samples"})
-        done[0] += 1
-        if done[0] % max(1, spec.games // 10) == 0 or done[0] == spec.games:
-            log(f"generation {generation}: {done[0]}/{spec.games} self-play games")
 
-    _run_jobs(executor, _indexed_selfplay, jobs, keep)
+    def kept(done: int) -> None:
+        if done % max(1, spec.games // 10) == 0 or done == spec.games:
+            log(f"generation {generation}: {done}/{spec.games} self-play games")
+
+    # each game's positions are a whole file: the folder is the store
+    store = FileStore(folder, save, stored=spec.games - len(todo), on_kept=kept,
+                      describe=lambda job: f"self-play game {job[0]} of generation {generation}")
+    run_jobs(jobs, _indexed_selfplay, store, executor, max_in_flight=None)
     metas = [load_samples(f)[1] for f in sorted(folder.glob("game-*.npz"))]
     seconds = [m.get("seconds", math.nan) for m in metas]
     return {"selfplay_games": len(metas), "selfplay_seconds_per_game": float(np.mean(seconds))}
@@ -293,12 +305,18 @@ def _indexed_selfplay(job):
     return selfplay_game(job[1])
 
 
+def _indexed_match(job):
+    return match_game(job[1])
+
+
 def _judge(spec: TrainSpec, net: Path, opponent: str, executor) -> dict:
     if not spec.eval_games:
         return {}
-    jobs = [_game_job(spec, net, opponent, s, selfplay=False) for s in eval_seeds(spec)]
-    results = []
-    _run_jobs(executor, match_game, jobs, lambda job, r: results.append(r))
+    jobs = list(enumerate(_game_job(spec, net, opponent, s, selfplay=False)
+                          for s in eval_seeds(spec)))
+    store = Collected(describe=lambda job: f"judging game {job[0]} against {opponent}")
+    run_jobs(jobs, _indexed_match, store, executor, max_in_flight=None)
+    results = store.results(key=lambda job: job[0])  # in seed order, however they ended
     wins = np.array([1.0 if r["winner"] == 0 else 0.5 if r["winner"] is None else 0.0
                      for r in results])
     p = float(wins.mean())

@@ -10,20 +10,29 @@ no rule written by hand: it backs moves by what they are worth many turns later,
 search's own statistics (roll-outs of a few turns) cannot.
 
 The labels depend on the game only, never on a manual, so a manual's reader and its twin's are
-trained on the same ones. Labelling is resumable: `outcomes.jsonl` holds one fsynced line per
-game; a line cut by a crash is played again.
+trained on the same ones. Labelling is resumable: `outcomes.jsonl` is a store of the project's
+one run store (`nlmcs.runs`), one fsynced line per game played by the one job loop
+(`nlmcs.jobs`), under the file's writer lock; a line cut by a crash is dropped by the store's
+tail repair and its game played again. Unlike a run folder's results, the file starts with its
+settings (`{"spec": ...}`), as it always has: it is one file, named by `--outcomes`, that
+several readers (a manual's and its twin's) label into and read.
 """
 
 from __future__ import annotations
 
 import json
-import os
+from concurrent.futures import Executor
+from contextlib import nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
 from nlmcs.errors import UserInputError
+from nlmcs.files import write_atomic
+from nlmcs.jobs import local_executor, run_jobs
+from nlmcs.locking import store_lock
+from nlmcs.runs import JsonLinesStore, read_results, repair_tail
 from nlmcs.seeds import game_seed
 
 SALT = 0x7EAD
@@ -143,67 +152,73 @@ def _job(args) -> dict:
 
 # --- the file --------------------------------------------------------------------------------
 
+def _check_line(row: object) -> str | None:
+    """Why a parsed line is neither the settings line nor a labelled game, or None."""
+    if isinstance(row, dict) and "spec" in row and "format" not in row:
+        return None
+    if not isinstance(row, dict) or row.get("format") != FORMAT or \
+            not isinstance(row.get("rows"), list) or not isinstance(row.get("index"), int):
+        return "not a labelled game"
+    return None
+
+
+def _game_key(row: dict):
+    return row["index"] if "spec" not in row else None
+
+
 def read_outcomes(path: Path) -> tuple[dict | None, list[dict]]:
     """(header, game lines) of an outcomes file; a damaged line is one error naming it (a cut
-    last line is dropped: its game is played again)."""
-    from nlmcs.files import resumable_lines
-
-    def accept(number: int, row: dict) -> bool:
-        if number == 1 and "spec" in row:
-            return True
-        return row.get("format") == FORMAT and isinstance(row.get("rows"), list) and \
-            isinstance(row.get("index"), int)
-
-    lines = resumable_lines(path, accept, what="a labelled game",
-                            again="its game will be played again")
-    header = next((row for number, row in lines if number == 1 and "spec" in row), None)
-    games = [row for number, row in lines if row is not header]
+    last line is not a game: it is played again)."""
+    path = Path(path)
+    lines = read_results(path, check=_check_line, key=_game_key,
+                         label=lambda i: f"game {i}").rows
+    header = lines[0] if lines and "spec" in lines[0] else None
+    games = lines[1:] if header is not None else lines
+    if any("spec" in g for g in games):
+        raise UserInputError(f"{path}: a settings line after the first; not an outcomes file")
     if games and header is None:
         raise UserInputError(f"{path}: no header line; not an outcomes file")
     return header, games
 
 
 def label_outcomes(spec: OutcomeSpec, path: Path, *, workers: int = 1, progress: bool = True,
-                   log=print) -> list[dict]:
-    """Label games 0..games-1 into `path` (those already there are kept); every game line."""
+                   log=print, executor: Executor | None = None,
+                   max_in_flight: int | None = None) -> list[dict]:
+    """Label games 0..games-1 into `path` (those already there are kept) on `executor` (a
+    Dask cluster's), else in `workers` local processes; every game line."""
     from tqdm import tqdm
 
-    from nlmcs.processes import local_pool
-
     path = Path(path)
-    header, games = read_outcomes(path)
-    if header is not None and header["spec"] != spec.identity():
-        raise UserInputError(f"{path}: labelled with other settings; use another file")
-    done = {g["index"] for g in games}
-    todo = [i for i in range(spec.games) if i not in done]
-    if not todo:
-        return [g for g in games if g["index"] < spec.games]
     path.parent.mkdir(parents=True, exist_ok=True)
-    if header is None:
-        with open(path, "w", encoding="utf-8") as fh:
-            fh.write(json.dumps({"spec": spec.identity()}) + "\n")
-    else:
-        _drop_cut_line(path)
-    log(f"{path}: labelling {len(todo)} game(s) ({len(done)} stored), {spec.points} decisions "
-        f"x {spec.candidates} moves each, to turn {spec.turns}, {workers} process(es)")
-    bar = tqdm(total=spec.games, initial=len(done & set(range(spec.games))), unit="game",
-               disable=not progress)
-    with local_pool(workers) as pool, open(path, "a", encoding="utf-8") as fh:
-        jobs = [(spec, i) for i in todo]
-        results = pool.map(_job, jobs) if workers > 1 else map(_job, jobs)
-        for g in results:
-            fh.write(json.dumps(g) + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-            games.append(g)
+    with store_lock(path, what=f"outcomes file {path}"):
+        repair_tail(path)  # a half line a crash or a full disk left
+        header, games = read_outcomes(path)
+        if header is not None and header["spec"] != spec.identity():
+            raise UserInputError(f"{path}: labelled with other settings; use another file")
+        done = {g["index"] for g in games}
+        todo = [i for i in range(spec.games) if i not in done]
+        if not todo:
+            return [g for g in games if g["index"] < spec.games]
+        if header is None:
+            write_atomic(path, json.dumps({"spec": spec.identity()}) + "\n")
+        log(f"{path}: labelling {len(todo)} game(s) ({len(done)} stored), {spec.points} "
+            f"decisions x {spec.candidates} moves each, to turn {spec.turns}, "
+            + (f"{workers} process(es)" if executor is None else "on the Dask cluster"))
+        bar = tqdm(total=spec.games, initial=len(done & set(range(spec.games))), unit="game",
+                   disable=not progress)
+
+        def keep(game: dict) -> None:
+            games.append(game)
             bar.update(1)
-    bar.close()
+
+        store = JsonLinesStore(path, stored=len(games), check=_check_line, on_row=keep,
+                               describe=lambda job: f"labelled game {job[1]}")
+        local = local_executor(min(workers, len(todo))) if executor is None else \
+            nullcontext(executor)
+        try:
+            with local as games_on:
+                run_jobs([(spec, i) for i in todo], _job, store, games_on,
+                         max_in_flight=max_in_flight or workers)
+        finally:
+            bar.close()
     return sorted((g for g in games if g["index"] < spec.games), key=lambda g: g["index"])
-
-
-def _drop_cut_line(path: Path) -> None:
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        from nlmcs.files import write_atomic
-
-        write_atomic(path, data[:data.rfind(b"\n") + 1])

@@ -126,7 +126,7 @@ def fit(index, train: Decisions, valid: Decisions, spec: FitSpec, start: dict,
 
 def train_reader(outcomes: OutcomeSpec, spec: FitSpec, out: Path, *,
                  outcomes_path: Path | None = None, workers: int = 1, progress: bool = True,
-                 log=print) -> dict:
+                 log=print, executor=None, max_in_flight: int | None = None) -> dict:
     """Label games (resumable), fit the reader of `spec.manual`, write `out`/reader.json with
     its curve (CSV and PNG); the model."""
     from nlmcs.model.manuals import resolve_manual
@@ -139,7 +139,8 @@ def train_reader(outcomes: OutcomeSpec, spec: FitSpec, out: Path, *,
     game = outcome_game(outcomes)
     index = reader_index(base, game)
     path = Path(outcomes_path) if outcomes_path is not None else out / OUTCOMES_NAME
-    games = label_outcomes(outcomes, path, workers=workers, progress=progress, log=log)
+    games = label_outcomes(outcomes, path, workers=workers, progress=progress, log=log,
+                           executor=executor, max_in_flight=max_in_flight)
     labelled = time.perf_counter() - started
 
     def index_of(seed: int):

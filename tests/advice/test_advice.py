@@ -149,7 +149,7 @@ def test_a_damaged_audit_line_is_named(tmp_path, game):
     folder = tmp_path / "audit"
     folder.mkdir()
     (folder / "games.jsonl").write_text(json.dumps({"format": "other"}) + "\n")
-    with pytest.raises(UserInputError, match="games.jsonl: line 1 is not an audit row"):
+    with pytest.raises(UserInputError, match="games.jsonl line 1: not an audit row"):
         read_rows(folder)
 
 
@@ -158,7 +158,7 @@ def test_audit_command_writes_its_tables_and_refuses_bad_input_in_one_line(tmp_p
     code = main(["advice", "audit", "--only", "first-city,improve-land", "--turns", "5,8",
                  "--games", "2", "--seed", "1", "--out", str(out), "--no-progress"])
     assert code == 0
-    assert {p.name for p in out.iterdir()} >= {"audit.json", "games.jsonl", "games.csv",
+    assert {p.name for p in out.iterdir()} >= {"run.json", "games.jsonl", "games.csv",
                                                "summary.csv", "summary.md", "worth.png"}
     assert "| first-city | 5 | 2 |" in capsys.readouterr().out
     bad = [(["--turns", "5,200", "--max-turns", "100"], "longer than the game's turn limit"),
@@ -172,3 +172,84 @@ def test_audit_command_writes_its_tables_and_refuses_bad_input_in_one_line(tmp_p
         err = capsys.readouterr().err.strip()
         assert code == 2 and message in err and "\n" not in err, (extra, err)
         assert not folder.exists()
+
+
+def _small_audit(tmp_path, game, games=2):
+    rules = rules_from(tmp_path, FIRST_CITY, game).rules
+    spec = AuditSpec(manual="civ-guide", manual_sha256=None, rules_file="r", rules_sha256="x",
+                     rules=("first-city",), turns=(4,), games=games, seed=4, map="tiny")
+    return spec, rules
+
+
+def test_an_audit_cut_by_a_crash_resumes_through_the_shared_tail_repair(tmp_path, game, caplog):
+    """The run store's one tail repair drops a half line once; the stored seeds are kept."""
+    spec, rules = _small_audit(tmp_path, game)
+    folder = tmp_path / "audit"
+    first = run_audit(spec, rules, folder)
+    results = folder / "games.jsonl"
+    results.write_bytes(results.read_bytes() + b'{"format": "nlmcs-advice-game/1", "ind')
+    rows = run_audit(AuditSpec(**{**spec.__dict__, "games": 3}), rules, folder)
+    assert "dropped a last line cut off" in caplog.text
+    assert sorted(r["index"] for r in rows) == [0, 1, 2]
+    assert read_rows(folder)[:2] == first  # kept, not played again
+    assert results.read_bytes().count(b"\n") == 3 and results.read_bytes().endswith(b"\n")
+
+
+def test_an_interrupted_audit_keeps_its_stored_seeds(tmp_path, game, monkeypatch):
+    from nlmcs.experiments import advice_audit
+
+    spec, rules = _small_audit(tmp_path, game, games=3)
+    folder = tmp_path / "audit"
+    real = advice_audit._play_job
+
+    def interrupted_at_seed_1(job):
+        if job[2] == 1:
+            raise KeyboardInterrupt
+        return real(job)
+
+    monkeypatch.setattr(advice_audit, "_play_job", interrupted_at_seed_1)
+    with pytest.raises(KeyboardInterrupt):
+        run_audit(spec, rules, folder)
+    assert [r["index"] for r in read_rows(folder)] == [0]
+    monkeypatch.setattr(advice_audit, "_play_job", real)
+    played = []
+    monkeypatch.setattr(advice_audit, "_play_job", lambda job: played.append(job[2]) or real(job))
+    rows = run_audit(spec, rules, folder)
+    assert played == [1, 2] and sorted(r["index"] for r in rows) == [0, 1, 2]
+
+
+def test_an_audit_folder_of_an_older_version_is_read_and_locked_while_written(tmp_path, game):
+    from filelock import FileLock
+
+    spec, rules = _small_audit(tmp_path, game)
+    folder = tmp_path / "audit"
+    first = run_audit(spec, rules, folder)
+    run = json.loads((folder / "run.json").read_text())
+    (folder / "run.json").unlink()  # as an older version left it: audit.json, no run.json
+    (folder / "audit.json").write_text(json.dumps({k: run[k] for k in
+                                                   ("identity", "games", "fingerprint")}))
+    with pytest.raises(UserInputError, match="holds another audit .*turns"):
+        run_audit(AuditSpec(**{**spec.__dict__, "turns": (5,)}), rules, folder)
+    assert read_rows(folder) == first
+    other = FileLock(str(folder / ".lock"), is_singleton=False)  # as another process holds it
+    with other, pytest.raises(UserInputError, match="another nlmcs process"):
+        run_audit(spec, rules, folder)
+    rows = run_audit(AuditSpec(**{**spec.__dict__, "games": 3}), rules, folder)
+    assert rows[:2] == first and json.loads((folder / "run.json").read_text())["games"] == 3
+
+
+def test_an_audit_on_a_dask_cluster_stores_the_same_rows(tmp_path, game, monkeypatch):
+    """One job loop: the audit plays on a Dask cluster as the ablations do."""
+    distributed = pytest.importorskip("distributed")
+    from nlmcs.jobs import dask_executor
+
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        monkeypatch.setenv(var, "1")  # pin_threads runs in this process (in-process workers)
+    spec, rules = _small_audit(tmp_path, game)
+    local = run_audit(spec, rules, tmp_path / "local")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                       dashboard_address=None)  # fmt: skip
+    with cluster, dask_executor(cluster.scheduler_address, timeout=10) as (executor, threads):
+        rows = run_audit(spec, rules, tmp_path / "dask", executor=executor,
+                         max_in_flight=2 * threads)
+    assert sorted(rows, key=lambda r: r["index"]) == local

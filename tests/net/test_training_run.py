@@ -87,11 +87,45 @@ def test_an_ablation_records_its_network_and_refuses_a_bad_one_before_any_game(t
     assert not (tmp_path / "bad-run" / "results.jsonl").exists()
 
 
+
+def test_a_training_folder_being_written_is_refused(tmp_path):
+    """One writer per run folder, by the run store's lock, as for ablations and audits."""
+    from filelock import FileLock
+
+    out = tmp_path / "run"
+    out.mkdir()
+    other = FileLock(str(out / ".lock"), is_singleton=False)  # as another process holds it
+    with other, pytest.raises(UserInputError, match="another nlmcs process is writing it"):
+        train_net(TINY, out, log=lambda line: None)
+    assert [p.name for p in out.iterdir()] == [".lock"]
+
+
+def test_a_folder_of_an_older_version_keeps_its_settings_in_train_json(tmp_path):
+    """The settings now live in the run store's run.json; train.json, which older versions
+    wrote, is still read: the same settings resume, others are refused."""
+    import json
+
+    from nlmcs.net.train import _check_run
+
+    out = tmp_path / "run"
+    out.mkdir()
+    old = {"format": "nlmcs-net-run/1", "identity": TINY.identity(), "generations": 1}
+    (out / "train.json").write_text(json.dumps(old, indent=1) + "\n")
+    with pytest.raises(UserInputError, match="other settings.*rollouts"):
+        _check_run(out, dataclasses.replace(TINY, rollouts=5))
+    _check_run(out, TINY)
+    run = json.loads((out / "run.json").read_text())
+    assert run["identity"] == json.loads(json.dumps(TINY.identity())) and run["generations"] == 1
+    assert json.loads((out / "train.json").read_text()) == json.loads(json.dumps(old))
+    (out / "run.json").write_text("[]")
+    with pytest.raises(UserInputError, match="run.json: not a training run file"):
+        _check_run(out, TINY)
+
 def test_self_play_on_a_dask_cluster_plays_the_same_games(tmp_path, monkeypatch):
     import distributed
     import numpy as np
 
-    from nlmcs.experiments.ablation.runner import dask_executor
+    from nlmcs.jobs import dask_executor
     from nlmcs.net.samples import load_samples
 
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):

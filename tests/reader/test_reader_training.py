@@ -45,6 +45,34 @@ def test_labelling_resumes_after_a_cut_line_and_refuses_other_settings(tmp_path)
                        progress=False, log=lambda m: None)
 
 
+
+def test_interrupted_labelling_keeps_its_games_and_reads_files_of_older_versions(tmp_path,
+                                                                                   monkeypatch):
+    """The labels go through the one job loop and run store: an interrupt keeps the games
+    stored; a file written by an older version (spaced JSON) resumes as it is."""
+    from nlmcs.reader import outcomes
+
+    path = tmp_path / "outcomes.jsonl"
+    spec = OutcomeSpec(games=3, seed=5, turns=8, points=3, candidates=2)
+    real, played = outcomes._job, []
+
+    def interrupted_at_game_1(job):
+        if job[1] == 1:
+            raise KeyboardInterrupt
+        return real(job)
+
+    monkeypatch.setattr(outcomes, "_job", interrupted_at_game_1)
+    with pytest.raises(KeyboardInterrupt):
+        label_outcomes(spec, path, progress=False, log=lambda m: None)
+    header, *games = [json.loads(line) for line in path.read_text().splitlines()]
+    assert header == {"spec": spec.identity()} and [g["index"] for g in games] == [0]
+    old = "".join(json.dumps(x) + "\n" for x in (header, *games))  # as older versions wrote
+    path.write_text(old)
+    monkeypatch.setattr(outcomes, "_job", lambda job: played.append(job[1]) or real(job))
+    again = label_outcomes(spec, path, progress=False, log=lambda m: None)
+    assert played == [1, 2] and [g["index"] for g in again] == [0, 1, 2]
+    assert again[0] == games[0] and path.read_text().startswith(old)
+
 def _planted(n_maps: int) -> list[dict]:
     """Settlers on grassland: building a city is worth one point more than building a road."""
     rng = np.random.default_rng(0)

@@ -79,3 +79,13 @@ def test_a_log_compared_with_itself_is_refused(cli, tmp_path):
     assert_refused(cli("relevance", "report", log, "--compare", link, "--html",
                        tmp_path / "r.html"), "the log itself")
     assert not (tmp_path / "r.html").exists()
+
+
+def test_no_corpus_is_stored_under_the_shipped_corpus_s_name(cli, data, logs):
+    """Issue 60 class 7: a corpus recorded as civ-sample silently hid the shipped one from every
+    command that names it."""
+    for args in (("corpus", "ingest", logs(), "--name", "civ-sample"),
+                 ("corpus", "record", "--games", "1", "--name", "civ-sample", "--max-turns",
+                  "2", "--preset", "tiny")):
+        assert_refused(cli(*args), "is the shipped corpus's")
+    assert not (data / "corpora" / "civ-sample").exists()

@@ -1,10 +1,11 @@
 """Plays an ablation's games on any `concurrent.futures.Executor` and stores each as it ends.
 
-A local process pool and a Dask cluster (`distributed.Client.get_executor()`) offer the same
-interface, so one loop serves both: it keeps a bounded number of games in flight (a job carries
-its manual, so the window also bounds what is queued on a scheduler), appends each finished
-game to the run folder at once, and on an interrupt or a lost worker cancels what is left. What
-was stored stays; a re-run plays only the missing (arm, game) pairs.
+The loop is the project's one job loop (`nlmcs.jobs.run_jobs`: a local pool or a Dask cluster,
+a bounded window of games in flight, each finished game stored at once, the rest cancelled on
+an interrupt or a lost worker) and the folder its one run store (`nlmcs.runs`); what is the
+ablation's own is here: which games a spec still needs, the text each game reads (built as its
+job is handed out), and a game's decision log written before its row. What was stored stays; a
+re-run plays only the missing (arm, game) pairs.
 
 Library side of `nlmcs ablation run`; `prepare_run` does every check that can fail on bad
 input before anything is started or written.
@@ -14,11 +15,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import sys
-from collections.abc import Callable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
-from concurrent.futures.process import BrokenProcessPool
-from contextlib import contextmanager
+from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,7 +26,6 @@ from nlmcs.experiments.ablation.jobs import LOG_KEY, GameJob, play_game_job
 from nlmcs.experiments.ablation.spec import AblationSpec
 from nlmcs.experiments.ablation.store import (
     RESULTS_NAME,
-    append_row,
     check_folder,
     check_row,
     game_log_path,
@@ -37,7 +34,10 @@ from nlmcs.experiments.ablation.store import (
     start_run,
 )
 from nlmcs.files import write_atomic
-from nlmcs.methods import get_method, method_text
+from nlmcs.jobs import WorkerLost, dask_executor  # noqa: F401  (the ablation's names)
+from nlmcs.jobs import run_jobs as run_jobs_on
+from nlmcs.methods import get_method, method_text, opponent_policy
+from nlmcs.runs import JsonLinesStore
 from nlmcs.seeds import game_seed
 
 if TYPE_CHECKING:
@@ -45,11 +45,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 notice = logging.getLogger("nlmcs.notice")
-
-
-class WorkerLost(RuntimeError):
-    """A worker died mid-game (killed, out of memory, a lost cluster node): the games stored so
-    far are safe and a re-run resumes."""
 
 
 @dataclass
@@ -138,7 +133,7 @@ def _check_game(spec: AblationSpec) -> None:
     from nlmcs.games import make_game
 
     game = make_game(spec.game, **spec.game_options)
-    game.policy(spec.opponent)
+    opponent_policy(game, spec.opponent)  # a network opponent too (net[:FILE])
     if hasattr(game, "check_available"):  # a game on a real server needs it installed
         game.check_available()
     if any(get_method(m).corpus for m in spec.methods):
@@ -182,10 +177,32 @@ def prepare_run(*, spec: AblationSpec, out: Path, force_mix: bool = False,
     return PreparedRun(Path(out), spec, results.rows, jobs, texts)
 
 
+class _GameStore(JsonLinesStore):
+    """The run's results file, as the job loop keeps a finished game: its decision log (when
+    kept) first, then its row."""
+
+    def __init__(self, folder: Path, *, stored: int, on_game: Callable[[dict], None] | None):
+        super().__init__(folder / RESULTS_NAME, stored=stored, check=check_row, on_row=on_game,
+                         describe=lambda job: f"{job.arm.label} game {job.index}")
+        self.folder = folder
+
+    def keep(self, job: GameJob, row: dict) -> None:
+        log_text = row.pop(LOG_KEY, None)
+        problem = check_row(row)
+        if problem is not None:  # a bug in the job, never a line to store
+            raise RuntimeError(f"{self.describe(job)}: bad row ({problem})")
+        if log_text is not None:  # before the row: a stored game has its log
+            path = game_log_path(self.folder, job.arm.label, job.index)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, log_text)
+        super().keep(job, row)
+
+
 def run_jobs(prepared: PreparedRun, *, executor: Executor, max_in_flight: int = 2,
              force_mix: bool = False, on_game: Callable[[dict], None] | None = None,
              job_fn: Callable[[GameJob], dict] = play_game_job) -> list[dict]:
-    """Play the prepared games, appending each row as its game ends; returns the new rows.
+    """Play the prepared games on the one job loop (`nlmcs.jobs.run_jobs`), appending each
+    row as its game ends; returns the new rows.
 
     Holds the folder's lock and re-checks the folder under it. An exception (an interrupt, a
     lost worker as `WorkerLost`, a failing game) cancels the games not yet finished and
@@ -194,78 +211,13 @@ def run_jobs(prepared: PreparedRun, *, executor: Executor, max_in_flight: int = 
     with locked(folder):
         repair_tail(folder / RESULTS_NAME)  # a half line a crash or a full disk left
         done = check_folder(folder, spec, force_mix=force_mix).done()
-        todo = iter([j for j in prepared.jobs if j.key not in done])
+        todo = [j for j in prepared.jobs if j.key not in done]
         start_run(folder, spec)
-        in_flight: dict[Future, GameJob] = {}
-        played: list[dict] = []
-
-        def lost(job: GameJob, err: BaseException) -> WorkerLost:
-            return WorkerLost(
-                f"a worker died during {job.arm.label} game {job.index} "
-                f"({type(err).__name__}); {len(done) + len(played)} games are stored in "
-                f"{folder / RESULTS_NAME}; re-run the same command to resume")
-
-        def submit_next() -> None:
-            job = next(todo, None)
-            if job is not None:
-                job = with_text(job, prepared.texts)
-                try:
-                    in_flight[executor.submit(job_fn, job)] = job
-                except BaseException as err:
-                    # A pool can break between a finished game and the next submission.
-                    if _is_lost_worker(err):
-                        raise lost(job, err) from err
-                    raise
-
-        try:
-            for _ in range(max(1, max_in_flight)):
-                submit_next()
-            while in_flight:
-                finished, _ = wait(list(in_flight), return_when=FIRST_COMPLETED)
-                failure = None
-                # Store every game that did finish before acting on one that failed.
-                for job, outcome in sorted(((in_flight.pop(f), f) for f in finished),
-                                           key=lambda pair: pair[0].key):  # fmt: skip
-                    try:
-                        row = outcome.result()
-                    except BaseException as err:
-                        failure = failure or (job, err)
-                        continue
-                    log_text = row.pop(LOG_KEY, None)
-                    problem = check_row(row)
-                    if problem is not None:  # a bug in the job, never a line to store
-                        raise RuntimeError(f"{job.arm.label} game {job.index}: bad row "
-                                           f"({problem})")
-                    if log_text is not None:  # before the row: a stored game has its log
-                        path = game_log_path(folder, job.arm.label, job.index)
-                        path.parent.mkdir(parents=True, exist_ok=True)
-                        write_atomic(path, log_text)
-                    append_row(folder / RESULTS_NAME, row)
-                    played.append(row)
-                    if on_game is not None:
-                        on_game(row)
-                count = len(finished)
-                # Drop finished futures now: a Dask cluster keeps (and recomputes, should a
-                # worker die) the results of futures still referenced.
-                del finished, outcome
-                if failure is not None:
-                    job, err = failure
-                    if _is_lost_worker(err):
-                        raise lost(job, err) from err
-                    raise err
-                for _ in range(count):
-                    submit_next()
-        finally:
-            for future in in_flight:
-                future.cancel()
-    return played
-
-
-def _is_lost_worker(err: BaseException) -> bool:
-    if isinstance(err, BrokenProcessPool):
-        return True
-    distributed = sys.modules.get("distributed")
-    return distributed is not None and isinstance(err, distributed.KilledWorker)
+        store = _GameStore(folder, stored=len(done), on_game=on_game)
+        run_jobs_on(
+            (with_text(job, prepared.texts) for job in todo), job_fn, store, executor,
+            max_in_flight=max_in_flight, order=lambda job: job.key)
+    return store.rows
 
 
 def run_ablation(*, spec: AblationSpec, out: Path, executor: Executor, max_in_flight: int = 2,
@@ -278,36 +230,3 @@ def run_ablation(*, spec: AblationSpec, out: Path, executor: Executor, max_in_fl
     run_jobs(prepared, executor=executor, max_in_flight=max_in_flight, force_mix=force_mix,
              on_game=on_game, job_fn=job_fn)  # fmt: skip
     return write_report(Path(out))
-
-
-# --- executors ----------------------------------------------------------------------------------
-@contextmanager
-def dask_executor(address: str, *, timeout: float = 5.0,
-                  pin: bool = True) -> Iterator[tuple[Executor, int]]:
-    """(executor, worker threads) of the Dask scheduler at `address`; a scheduler that does not
-    answer within `timeout` seconds is a `UserInputError`. With `pin`, every connected worker
-    process is pinned to one BLAS/torch thread (`Client.run`)."""
-    try:
-        from distributed import Client
-    except ImportError as err:  # the dask extra (`make setup` installs it)
-        raise UserInputError("--scheduler needs Dask's 'distributed' package: pip install "
-                             "'nlmcs[dask]'") from err
-    try:
-        client = Client(address, timeout=timeout, set_as_default=False)
-    except (OSError, TimeoutError) as err:
-        raise UserInputError(f"no Dask scheduler answers at {address} within {timeout:g} s "
-                             f"({type(err).__name__})") from err  # fmt: skip
-    except ValueError as err:
-        raise UserInputError(f"bad Dask scheduler address {address!r} ({err})") from err
-    try:
-        if pin:
-            from nlmcs.processes import pin_threads
-
-            client.run(pin_threads)
-        threads = sum(client.nthreads().values())
-        if not threads:
-            log.warning("the Dask scheduler at %s has no workers yet; games wait for them",
-                        address)
-        yield client.get_executor(), max(1, threads)
-    finally:
-        client.close()

@@ -1,32 +1,37 @@
-"""The run folder: its spec (`run.json`) and one fsynced JSON line per finished game.
+"""The run folder of an ablation: its spec (`run.json`) and one fsynced JSON line per game.
 
-A crash, an interrupt or a lost worker must lose at most the games in flight, and a re-run must
-find exactly what is done. So every game's row goes to `games.jsonl` in one write followed by
-fsync before the game counts as done, and `run.json` is replaced atomically. Nothing here drops
-or rewrites a stored row: a bad line is named (with its number) and left for the user to fix.
-A lock file keeps two runs from writing to one folder at once.
+The store itself (fsynced rows, the one tail repair, `run.json`, the writer lock) is the
+project's one run store, `nlmcs.runs`; what is an ablation's own is here: which fields a game's
+row has, its key (arm, game), and the spec's identity in `run.json`, whose earlier identities
+(with `--force-mix`) and the code that played each are kept.
 """
 
 from __future__ import annotations
 
-import contextlib
-import json
 import logging
-import os
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
 from nlmcs.experiments.ablation.spec import SPEC_FORMAT, AblationSpec, identity_changes
-from nlmcs.files import write_atomic
-from nlmcs.locking import hold
+from nlmcs.runs import (  # noqa: F401  (the run store's names, as the ablation's)
+    GAME_PACKAGES,
+    LOCK_NAME,
+    RESULTS_NAME,
+    RUN_NAME,
+    BadLine,
+    Results,
+    append_row,
+    code_state,
+    locked,
+    now,
+    repair_tail,
+    write_run,
+)
+from nlmcs.runs import read_results as _read_results
+from nlmcs.runs import read_run as _read_run
 
 log = logging.getLogger(__name__)
 
-RESULTS_NAME = "games.jsonl"
-RUN_NAME = "run.json"
-LOCK_NAME = ".lock"
 LOGS_NAME = "decisions"
 """Folder of the kept decision logs (`ablation run --log-decisions`): LOGS_NAME/ARM/game-I.jsonl."""
 OUTCOMES = ("win", "loss", "draw", "undecided")
@@ -44,33 +49,6 @@ def game_log_path(folder: Path, arm: str, index: int) -> Path:
     return Path(folder) / LOGS_NAME / arm / f"game-{index:05d}.jsonl"
 
 
-@dataclass(frozen=True)
-class BadLine:
-    line: int
-    reason: str
-
-
-@dataclass
-class Results:
-    """The rows of a results file that read cleanly, and the lines that did not."""
-
-    path: Path
-    rows: list[dict] = field(default_factory=list)
-    bad: list[BadLine] = field(default_factory=list)
-    cut_tail: int | None = None
-    """Number of a last line cut off before its end (not a stored game), else None."""
-
-    def done(self) -> set[tuple[str, int]]:
-        return {(r["arm"], r["game"]) for r in self.rows}
-
-    def error(self) -> UserInputError:
-        first = self.bad[0]
-        more = f" (and {len(self.bad) - 1} more bad lines)" if len(self.bad) > 1 else ""
-        return UserInputError(
-            f"{self.path} line {first.line}: {first.reason}{more}; the {len(self.rows)} good "
-            "rows are kept as they are; fix or delete the bad line to go on")
-
-
 def check_row(row: object) -> str | None:
     """Why a parsed line is not a game row, or None if it is one."""
     if not isinstance(row, dict):
@@ -86,99 +64,21 @@ def check_row(row: object) -> str | None:
     return None
 
 
+def row_key(row: dict) -> tuple[str, int]:
+    return (row["arm"], row["game"])
+
+
 def read_results(path: Path, *, strict: bool = True) -> Results:
     """Stream `path`; strict raises `UserInputError` naming the first bad line (after reading
-    them all, so the message counts the good rows)."""
-    out = Results(Path(path))
-    if not out.path.exists():
-        return out
-    seen: dict[tuple[str, int], int] = {}
-    with open(out.path, "rb") as fh:
-        for number, raw in enumerate(fh, start=1):
-            reason = None
-            if not raw.endswith(b"\n"):
-                # only the last line can lack its end: a write cut short (a full disk, a
-                # crash); that game never counted as stored, and `repair_tail` drops it
-                out.cut_tail = number
-                continue
-            elif not raw.strip():
-                reason = "empty line"
-            else:
-                try:
-                    row = json.loads(raw.decode("utf-8"))
-                except UnicodeDecodeError:
-                    reason = "not UTF-8 text"
-                except json.JSONDecodeError as err:
-                    reason = f"malformed JSON ({err.msg}, column {err.colno})"
-                except RecursionError:
-                    reason = "JSON nested too deeply"
-                else:
-                    reason = check_row(row)
-                    key = (row["arm"], row["game"]) if reason is None else None
-                    if key is not None and key in seen:
-                        reason = f"repeats {key[0]} game {key[1]} (first on line {seen[key]})"
-                    elif key is not None:
-                        seen[key] = number
-                        out.rows.append(row)
-            if reason is not None:
-                out.bad.append(BadLine(number, reason))
-    if strict and out.bad:
-        raise out.error()
-    return out
-
-
-def append_row(path: Path, row: dict) -> None:
-    """Append one row as a JSON line with a single write, then fsync: once this returns, the
-    game survives a crash. A write that fails (a full disk) is undone, so no half line stays;
-    a crash mid-write can still leave one, which `repair_tail` removes on the next run."""
-    data = (json.dumps(row, separators=(",", ":"), default=str, allow_nan=False)
-            + "\n").encode("utf-8")
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)  # less the umask
-    try:
-        size = os.fstat(fd).st_size
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        except OSError as err:
-            with contextlib.suppress(OSError):
-                os.ftruncate(fd, size)
-            raise type(err)(err.errno, err.strerror, str(path)) from err
-    finally:
-        os.close(fd)
-
-
-def repair_tail(path: Path) -> bool:
-    """Drop a last line cut off before its end (never a stored game: a row counts once its
-    whole line is written); True if one was dropped. Call it holding the folder's lock."""
-    path = Path(path)
-    if not path.exists():
-        return False
-    data = path.read_bytes()  # a few MB at most; the run reads it whole next anyway
-    if not data or data.endswith(b"\n"):
-        return False
-    with open(path, "rb+") as fh:
-        fh.truncate(data.rfind(b"\n") + 1)
-        fh.flush()
-        os.fsync(fh.fileno())
-    log.warning("%s: dropped a last line cut off before its end (a game that was not stored)",
-                path)
-    return True
+    them all, so the message counts the good rows). `Results.done()`: the (arm, game) pairs."""
+    return _read_results(path, check=check_row, key=row_key,
+                         label=lambda k: f"{k[0]} game {k[1]}", strict=strict)
 
 
 def read_run(folder: Path) -> dict | None:
     """The folder's run.json, None if there is none; a damaged one is a `UserInputError`."""
-    path = Path(folder) / RUN_NAME
-    if not path.exists():
-        return None
-    try:
-        run = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as err:
-        raise UserInputError(f"{path}: not a readable run file ({err})") from None
-    if not isinstance(run, dict) or run.get("format") != SPEC_FORMAT or "spec" not in run:
-        raise UserInputError(f"{path}: not an nlmcs ablation run file ({SPEC_FORMAT})")
-    return run
+    return _read_run(folder, fmt=SPEC_FORMAT, what="an nlmcs ablation run file",
+                     required=("spec",))
 
 
 def check_folder(folder: Path, spec: AblationSpec, *, force_mix: bool = False) -> Results:
@@ -214,66 +114,12 @@ def check_folder(folder: Path, spec: AblationSpec, *, force_mix: bool = False) -
 def start_run(folder: Path, spec: AblationSpec) -> None:
     """Record the spec (and keep any earlier identities) in run.json, atomically."""
     folder = Path(folder)
-    run = read_run(folder) or {"format": SPEC_FORMAT, "created": _now(), "identities": {}}
+    run = read_run(folder) or {"format": SPEC_FORMAT, "created": now(), "identities": {}}
     fp = spec.fingerprint()
     run["identities"][fp] = spec.identity()
     code = code_state()
     history = run.setdefault("code_history", [])
     if not history or history[-1] != code:  # each code that played here, in order
         history.append(code)
-    run.update(fingerprint=fp, spec=spec.to_dict(), updated=_now(), code=code)
-    write_atomic(folder / RUN_NAME, json.dumps(run, indent=2, sort_keys=True) + "\n")
-    results = folder / RESULTS_NAME
-    if not results.exists():
-        os.close(os.open(results, os.O_WRONLY | os.O_CREAT, 0o666))
-        _fsync_dir(folder)
-
-
-GAME_PACKAGES = ("numpy", "numba", "torch", "scipy", "spacy")
-"""The packages whose versions decide a game's moves (besides the project's own code)."""
-
-
-def code_state() -> dict:
-    """What code played: the git commit of the checkout and whether it had changes (None
-    outside a checkout, as for an installed wheel), and the versions of `GAME_PACKAGES`. Kept
-    beside the run's identity, not in it, so a run resumes across commits."""
-    import importlib.metadata
-    import subprocess
-
-    here = Path(__file__).resolve().parent
-    commit = dirty = None
-    try:
-        top = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=here, text=True,
-                             capture_output=True, timeout=10, check=True).stdout.strip()
-        if Path(top, "nlmcs").resolve() == here.parents[1]:  # the checkout this code is in
-            commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=top, text=True,
-                                    capture_output=True, timeout=10, check=True).stdout.strip()
-            dirty = bool(subprocess.run(["git", "status", "--porcelain"],
-                                        cwd=top, text=True, capture_output=True, timeout=30,
-                                        check=True).stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        pass
-    versions = {}
-    for name in GAME_PACKAGES:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = None
-    return {"commit": commit, "dirty": dirty, "packages": versions}
-
-
-def locked(folder: Path):
-    """Hold the folder's lock; another run writing there is a `UserInputError`."""
-    return hold(Path(folder) / LOCK_NAME, what=f"{folder}: run folder", wait=False)
-
-
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    run.update(fingerprint=fp, spec=spec.to_dict(), updated=now(), code=code)
+    write_run(folder, run)

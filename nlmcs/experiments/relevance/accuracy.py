@@ -235,7 +235,7 @@ def check_settings(out: str | Path, settings: dict) -> None:
     """Refuse an --out folder holding the results of other settings (they would be replaced
     without a word), or of settings it did not record; the same settings play the same games
     again."""
-    from nlmcs.experiments.ablation.spec import identity_changes
+    from nlmcs.runs import identity_changes
 
     path = Path(out) / SUMMARY_NAME
     if not path.exists():
