@@ -125,6 +125,30 @@ def advice_worth(folder: Path | None) -> dict[str, str]:
     return out
 
 
+GLOSS = {
+    "sentences": "sentences (count)",
+    "tokens": "words and punctuation (count)",
+    "game_words_used": "distinct game words (action, unit, terrain) the text uses (count)",
+    "game_word_coverage": "share of the game's words the text uses (0-1)",
+    "share_with_game_word": "share of sentences naming at least one game word (0-1)",
+    "game_words_per_sentence": "game words per sentence (mean)",
+    "share_action_and_state": "share of sentences naming both an action and a state word (0-1)",
+    "action_state_mi": "mutual information of action and state words in one sentence (bits)",
+    "twin_share_action_and_state": "the same share in the word-permuted twin (0-1)",
+    "twin_action_state_mi": "the same information in the twin (bits)",
+    "mi_over_twin": "information the word order adds: manual - twin (bits; 0 = none)",
+}
+"""What each `manual stats` line measures, with its unit (printed beside it)."""
+
+
+def gloss(key: str) -> str:
+    """The line's meaning and unit; an advice-worth line says its horizon."""
+    if key.startswith("advice_worth_"):
+        return (f"mean worth of following the audited rules at {key.rsplit('_', 1)[1]} turns "
+                "(score points; rules that pay at p < 0.05)")
+    return GLOSS.get(key, "")
+
+
 def readability_rows(manuals: Sequence, twins: Sequence, vocabulary, audits: Sequence) -> list:
     """One row per manual: its measures, the twin's pairs, the ratio, and the audit's worth."""
     actions, states = game_words(vocabulary)

@@ -333,7 +333,7 @@ def _bench_meaning(args: argparse.Namespace) -> int:
 def _stats(args: argparse.Namespace) -> int:
     from manual_pipeline.report import format_table
     from manual_pipeline.twins import seeded_twin
-    from nlmcs.advice.readability import readability_rows
+    from nlmcs.advice.readability import gloss, readability_rows
     from nlmcs.files import check_output, write_csv_rows
     from nlmcs.games import make_game
     from nlmcs.games.civ.labels import vocabulary
@@ -346,8 +346,9 @@ def _stats(args: argparse.Namespace) -> int:
     audits = [args.audits / m.name for m in manuals]
     rows = readability_rows(manuals, twins, vocabulary(make_game("civ").tables), audits)
     keys = list(dict.fromkeys(k for row in rows for k in row))
-    print(format_table(("measure", *(r["manual"] for r in rows)),
-                       [(k, *(str(r.get(k, "-")) for r in rows)) for k in keys[1:]]))
+    print(format_table(("measure", *(r["manual"] for r in rows), "what it measures (unit)"),
+                       [(k, *(str(r.get(k, "-")) for r in rows), gloss(k))
+                        for k in keys[1:]]))
     if args.csv is not None:
         print(f"written: {write_csv_rows(args.csv, rows)}")
     return 0

@@ -96,6 +96,7 @@ class SearchConfig:
     gumbel_k: int = option(8, low=1)
     """Root moves Gumbel root selection considers (at most the legal ones)."""
     gumbel_c_visit: float = option(50.0, low=0.0)
+    """c_visit of sigma(Q) below: how much a root move's value counts before any visit."""
     gumbel_c_scale: float = option(1.0, low=0.0)
     """sigma(Q) = (gumbel_c_visit + most root visits) x gumbel_c_scale x Q (Q in [0, 1]): the
     paper's monotone transform of a root move's value."""

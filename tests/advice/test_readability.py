@@ -47,6 +47,11 @@ def test_manual_stats_prints_the_table_and_refuses_an_unknown_manual(capsys, tmp
     assert main(["manual", "stats", "civ-guide", "--csv", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "action_state_mi" in printed and "civ-guide" in printed
+    # every line says what it measures, with its unit (issue 55)
+    lines = [line for line in printed.splitlines()[2:]
+             if line.strip() and not line.startswith("written:")]
+    assert all(line.rstrip().endswith(")") for line in lines), lines
+    assert "mutual information of action and state words in one sentence (bits)" in printed
     assert out.read_text().startswith("manual,")
     assert main(["manual", "stats", "no-such-manual"]) == 2
     err = capsys.readouterr().err.strip()

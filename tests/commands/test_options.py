@@ -75,7 +75,7 @@ def dataclasses_equal_but(a, b, name) -> bool:
 
 def test_the_excluded_fields_are_the_mappings_and_what_the_command_sets():
     names = {s.name for cls in CONFIGS.values() for s in field_specs(cls)}
-    assert len(names) == 57 and len(FIELDS) == 52
+    assert len(names) == 61 and len(FIELDS) == 56
     args = parse_command_line(["play"])
     offered = {n for names in args.config_fields.values() for n in names}
     assert offered == {s.name for _, s in FIELDS}
@@ -228,8 +228,8 @@ def test_the_commands_the_user_meets_first_show_their_defaults(capsys):
     out = " ".join(capsys.readouterr().out.split())
     for shown in ("--seed SEED map, game and search seed (default: 0)",
                   "--steps STEPS real steps (turns) to play at most (default: 100)",
-                  "--opponent OPPONENT builtin[:easy|normal|hard], random, ... (default: "
-                  "builtin)"):
+                  "--opponent OPPONENT builtin[:easy|normal|hard], random, greedy, or "
+                  "net[:FILE]", "(default: builtin)"):
         assert shown in out
     assert "example: nlmcs play --method text --map small --steps 10" in out
     with pytest.raises(SystemExit):

@@ -119,7 +119,9 @@ def test_text_records_carry_the_part_of_speech_of_each_labelled_word(text_game):
 
 def test_report_has_unit_grids_label_table_and_a_comparison(text_game, tmp_path, capsys):
     out = tmp_path / "two.html"
-    assert main(["relevance", "report", str(text_game[0]), "--compare", str(text_game[0]),
+    copy = tmp_path / "copy.jsonl"  # the same games in another file (the file itself is refused)
+    copy.write_bytes(text_game[0].read_bytes())
+    assert main(["relevance", "report", str(text_game[0]), "--compare", str(copy),
                  "--html", str(out)]) == 0  # fmt: skip
     page = out.read_text()
     for ident in ("games", "compare", "units", "labels", "timeline"):

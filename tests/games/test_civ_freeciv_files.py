@@ -31,10 +31,12 @@ def test_a_cut_off_file_is_one_clear_line(tmp_path, text, message):
 
 
 def test_convert_ruleset_reports_a_cut_off_file_in_one_line(tmp_path, capsys):
-    (tmp_path / "terrain.ruleset").write_text('[parameters]\nmove_fragments = 3,\n')
-    assert main(["game", "convert-ruleset", str(tmp_path), "--out", str(tmp_path / "x.json")]) == 2
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "terrain.ruleset").write_text('[parameters]\nmove_fragments = 3,\n')
+    assert main(["game", "convert-ruleset", str(rules), "--out", str(tmp_path / "x.json")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == [f"error: {tmp_path}/terrain.ruleset:2: file ends after ','"]
+    assert err == [f"error: {rules}/terrain.ruleset:2: file ends after ','"]
 
 
 def test_both_readers_read_the_same_values(tmp_path):

@@ -116,9 +116,12 @@ def _differences(pairs, reference, labels) -> list[tuple[str, float, float, floa
 
 
 def strength_vs_time(arms: Sequence[ArmSummary], *, title: str = ""):
-    """Win % (± s.e.) against mean seconds per real step, one line per method through its
-    roll-out budgets (each point labelled with its budget)."""
+    """Win % (Wilson 95% interval, as the win-rate figure and the tables) against mean seconds
+    per real step, one line per method through its roll-out budgets (each point labelled with
+    its budget and its games)."""
     from matplotlib.figure import Figure
+
+    from nlmcs.experiments.ablation.stats import wilson_interval
 
     fig = Figure(figsize=(6.5, 4.5), layout="constrained")
     ax = fig.subplots()
@@ -127,11 +130,15 @@ def strength_vs_time(arms: Sequence[ArmSummary], *, title: str = ""):
             a.seconds_per_step)), key=lambda a: a.rollouts)  # fmt: skip
         if not pts:
             continue
+        bounds = [wilson_interval(a.wins, a.games) for a in pts]
         ax.errorbar([a.seconds_per_step for a in pts], [a.win_pct for a in pts],
-                    yerr=[a.win_se_pct for a in pts], marker="o", capsize=3, label=method)
+                    yerr=[[a.win_pct - 100 * lo for a, (lo, _) in zip(pts, bounds, strict=True)],
+                          [100 * hi - a.win_pct for a, (_, hi) in zip(pts, bounds,
+                                                                        strict=True)]],
+                    marker="o", capsize=3, label=method)
         for a in pts:
-            ax.annotate(str(a.rollouts), (a.seconds_per_step, a.win_pct), fontsize=7,
-                        xytext=(3, 3), textcoords="offset points")  # fmt: skip
+            ax.annotate(f"{a.rollouts} (n={a.games})", (a.seconds_per_step, a.win_pct),
+                        fontsize=7, xytext=(3, 3), textcoords="offset points")  # fmt: skip
     ax.set_xscale("log")
     # plain numbers at the decades and no labels between them: log axes spanning less than a
     # decade otherwise crowd their minor labels into each other
@@ -140,9 +147,9 @@ def strength_vs_time(arms: Sequence[ArmSummary], *, title: str = ""):
     ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("seconds per real step")
-    ax.set_ylabel("win % (± s.e.)")
+    ax.set_ylabel("win % (Wilson 95% interval)")
     ax.set_ylim(0, 100)
     ax.legend(fontsize=8)
-    if title:
-        ax.set_title(title, fontsize=9)
+    question = "How does each method's win rate grow with its time per step? (points: roll-outs)"
+    ax.set_title(f"{title}\n{question}" if title else question, fontsize=9)
     return fig
