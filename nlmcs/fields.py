@@ -197,3 +197,10 @@ def field_docs(cls) -> dict[str, str]:
 def summary(doc: str) -> str:
     """A docstring's first sentence, the help line of its option."""
     return re.split(r"(?<=\.)\s+(?=[A-Z(])", doc, maxsplit=1)[0]
+
+
+def without_later(values: Mapping, later: Mapping) -> dict:
+    """`values` without the fields added after runs were recorded that still hold the value
+    that plays as before (`later`: name -> that value): a recorded run's identity, which never
+    held them, still matches while they are left at it."""
+    return {k: v for k, v in values.items() if k not in later or v != later[k]}

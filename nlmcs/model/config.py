@@ -6,7 +6,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from nlmcs.errors import UserInputError
-from nlmcs.fields import check_fields, option
+from nlmcs.fields import check_fields, option, without_later
 
 ModelKind = Literal["linear", "nonlinear", "relevance-only", "text"]
 """Named as the MC methods of Branavan et al. (`random-text` is `text` on the twin manual)."""
@@ -138,11 +138,7 @@ the prior counts on its own) changes the identity."""
 
 def identity_dict(config: ModelConfig) -> dict:
     """`config.to_dict()` without the later fields at their default (`LATER_FIELDS`)."""
-    out = config.to_dict()
-    for key, default in LATER_FIELDS.items():
-        if out.get(key) == default:
-            out.pop(key)
-    return out
+    return without_later(config.to_dict(), LATER_FIELDS)
 
 
 MODEL_PRESETS: dict[str, dict] = {

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 from nlmcs.errors import UserInputError
-from nlmcs.fields import check_fields, option
+from nlmcs.fields import check_fields, option, without_later
 
 LATER_FIELDS = {"root": "tree", "gumbel_k": 8, "gumbel_c_visit": 50.0, "gumbel_c_scale": 1.0}
 """Fields added after runs were recorded, with their default: a run's identity leaves each out
@@ -16,11 +16,7 @@ at that value (`identity_dict`), so runs recorded before they existed resume."""
 
 def identity_dict(config: SearchConfig) -> dict:
     """`config.to_dict()` without the later fields at their default (`LATER_FIELDS`)."""
-    out = config.to_dict()
-    for key, default in LATER_FIELDS.items():
-        if out.get(key) == default:
-            out.pop(key)
-    return out
+    return without_later(config.to_dict(), LATER_FIELDS)
 
 
 @dataclass(frozen=True)
