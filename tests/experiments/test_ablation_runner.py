@@ -219,6 +219,10 @@ def test_another_configuration_is_refused_unless_mixed(tmp_path):
         prepare_run(spec=tiny_spec(games=2, search=SearchConfig(depth=3)), out=out)
     with pytest.raises(UserInputError, match=r"\(twin_seed None -> 4\)"):
         prepare_run(spec=tiny_spec(games=2, twin_seed=4), out=out)
+    # issue 60: another single budget was "all games stored; nothing to play"
+    with pytest.raises(UserInputError, match=r"arm '(linear|uct)' holds games at 2 roll-outs, and "
+                                             r"this run asks 3"):
+        prepare_run(spec=tiny_spec(games=2, rollouts=(3,)), out=out)
     assert (out / RESULTS_NAME).read_bytes() == stored
     # a run stored before the twin was part of a run's identity says what it lacks
     before = tmp_path / "before"

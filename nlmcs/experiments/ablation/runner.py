@@ -172,9 +172,24 @@ def prepare_run(*, spec: AblationSpec, out: Path, force_mix: bool = False,
         raise UserInputError("--log-decisions keeps the simulated games' logs; for FreeCiv use "
                              "`nlmcs freeciv play --log-decisions`")
     results = check_folder(out, spec, force_mix=force_mix)  # before any manual is built
+    if not force_mix:
+        _check_budgets(out, spec, results.rows)
     texts = load_texts(spec)
     jobs = plan_jobs(spec, done=results.done(), texts=texts, log_decisions=log_decisions)
     return PreparedRun(Path(out), spec, results.rows, jobs, texts)
+
+
+def _check_budgets(out: Path, spec: AblationSpec, rows: list[dict]) -> None:
+    """Refuse an arm whose stored games were played at another roll-out budget: the budget is
+    not in the run's identity (budgets may be added as arms), and an arm named by its method
+    alone (one budget) would otherwise count `--rollouts 3` games as done for `--rollouts 5`."""
+    budgets = {arm.label: arm.rollouts for arm in spec.arms()}
+    for row in rows:
+        wanted = budgets.get(row.get("arm"))
+        if wanted is not None and row.get("rollouts") not in (None, wanted):
+            raise UserInputError(
+                f"{out}: arm {row['arm']!r} holds games at {row['rollouts']} roll-outs, and this "
+                f"run asks {wanted}; give another --out (or --force-mix to pool them)")
 
 
 class _GameStore(JsonLinesStore):
