@@ -240,7 +240,9 @@ def start_folder(folder: Path, spec: AuditSpec) -> list[dict]:
     repair_tail(folder / ROWS_NAME)  # a half line a crash or a full disk left
     rows = read_rows(folder)
     run = {"format": RUN_FORMAT, "created": now(), **(stored or {})}
-    run.update(format=RUN_FORMAT, identity=spec.identity(), games=spec.games,
+    # the seeds asked for so far: a smaller --games adds nothing and takes nothing away
+    run.update(format=RUN_FORMAT, identity=spec.identity(),
+               games=max(spec.games, int((stored or {}).get("games") or 0)),
                fingerprint=fingerprint(spec), updated=now(), code=code_state())
     write_run(folder, run)
     fp = fingerprint(spec)
@@ -285,7 +287,9 @@ def run_audit(spec: AuditSpec, rules, folder: Path, *, workers: int = 1,
         local = local_executor(workers) if executor is None else nullcontext(executor)
         with local as games:
             run_jobs(todo, _play_job, store, games, max_in_flight=max_in_flight or workers)
-    return [r for r in rows if r["index"] < total]
+    # every stored seed: a smaller --games never shrinks the tables (the shipped 300-seed
+    # summary was once rewritten from 2 seeds by `--games 2`)
+    return sorted(rows, key=lambda r: r["index"])
 
 
 # --- the tables --------------------------------------------------------------------------------
@@ -397,7 +401,7 @@ def worth_figure(summary: Sequence[dict], spec: AuditSpec) -> bytes:
     ax.set_yticks(range(len(rules)), rules)
     ax.set_title(f"What is following each rule of {spec.manual} worth?\n(score margin, follow - "
                  f"break, (se); {spec.base} vs {spec.opponent}, {spec.map} map, "
-                 f"{spec.games} paired seeds)", fontsize=9)
+                 f"{max((r['pairs'] for r in summary), default=0)} paired seeds)", fontsize=9)
     bar = fig.colorbar(im, ax=ax, label="points", ticks=_spaced_ticks(norm, limit))
     bar.ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
     bar.ax.yaxis.set_minor_locator(matplotlib.ticker.NullLocator())

@@ -253,3 +253,16 @@ def test_an_audit_on_a_dask_cluster_stores_the_same_rows(tmp_path, game, monkeyp
         rows = run_audit(spec, rules, tmp_path / "dask", executor=executor,
                          max_in_flight=2 * threads)
     assert sorted(rows, key=lambda r: r["index"]) == local
+
+
+def test_a_smaller_games_count_never_shrinks_the_audit(tmp_path, game):
+    """Issue 60 class 2: `--games 2` over the shipped 300-seed audit rewrote its summary from
+    2 seeds; the tables now cover every stored seed, and run.json keeps the larger count."""
+    import dataclasses
+
+    spec, rules = _small_audit(tmp_path, game, games=3)
+    folder = tmp_path / "audit"
+    assert [r["index"] for r in run_audit(spec, rules, folder)] == [0, 1, 2]
+    fewer = dataclasses.replace(spec, games=2)
+    assert [r["index"] for r in run_audit(fewer, rules, folder)] == [0, 1, 2]
+    assert json.loads((folder / "run.json").read_text())["games"] == 3
