@@ -25,7 +25,7 @@ DECISION_COLUMNS = (
 )
 GAME_COLUMNS = (
     "game_id", "game", "ruleset", "ruleset_sha256", "seed", "config", "players", "turns",
-    "winner", "scores", "decisions", "source",
+    "winner", "scores", "decisions", "source", "chance",
 )
 
 
@@ -89,6 +89,7 @@ def mine_game(record: GameRecord) -> Mined:
         "winner": -1 if winner is None else int(winner),
         "scores": json.dumps(result.get("scores", [])), "decisions": len(rows),
         "source": str(record.path),
+        "chance": str(header.get("chance", "")),  # "": the log names no rule (the legacy one)
     }
     return Mined(
         decisions=table, states=before, actions=after - before,

@@ -401,9 +401,12 @@ def _rebuild(directory: Path, meta: dict, problem: str, *, given: dict[str, Path
 def _read_games(directory: Path, meta: dict, columns: list[str] | None = None) -> pd.DataFrame:
     path = directory / meta["games_file"]
     try:
-        return pd.read_parquet(path, columns=columns)
+        games = pd.read_parquet(path, columns=columns)
     except (OSError, pa.ArrowException, ValueError, KeyError) as err:
         raise UserInputError(f"{path}: unreadable games file ({err})") from None
+    if columns is None and "chance" not in games:  # a store from before logs named the rule
+        games["chance"] = ""
+    return games
 
 
 READ_ATTEMPTS = 3

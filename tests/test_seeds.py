@@ -26,3 +26,20 @@ def test_a_games_chance_is_apart_from_its_map_stream():
     a, b = chance_rng(7).random(4), np.random.default_rng(7).random(4)
     assert not np.allclose(a, b)
     assert np.array_equal(a, chance_rng(7).random(4))
+
+
+def test_every_played_game_draws_its_chance_by_the_one_rule():
+    from nlmcs.games import make_game
+    from nlmcs.games.runner import play_game
+    from nlmcs.seeds import LEGACY_CHANCE
+
+    game = make_game("civ", preset="tiny", max_turns=8)
+    players = {0: game.policy("random"), 1: game.policy("builtin")}
+    default = [play_game(game, players, seed=s).scores for s in range(3)]
+    assert default == [play_game(game, players, seed=s, rng=chance_rng(s)).scores
+                       for s in range(3)]
+    legacy = [play_game(game, players, seed=s, rng=chance_rng(s, LEGACY_CHANCE)).scores
+              for s in range(3)]
+    assert legacy == [play_game(game, players, seed=s, rng=np.random.default_rng(s)).scores
+                      for s in range(3)]
+    assert default != legacy

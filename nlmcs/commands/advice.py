@@ -101,7 +101,13 @@ def _rules_cli(args) -> int:
 
 
 def _audit_cli(args) -> int:
-    from nlmcs.experiments.advice_audit import AuditSpec, check_spec, run_audit, write_outputs
+    from nlmcs.experiments.advice_audit import (
+        AuditSpec,
+        check_spec,
+        run_audit,
+        stored_spec,
+        write_outputs,
+    )
     from nlmcs.files import sha256_file
 
     manual, ruleset = load_for(args.manual, args.rules)
@@ -116,6 +122,7 @@ def _audit_cli(args) -> int:
     check_spec(spec)
     _check_players(spec)
     out = args.out or Path("results") / "advice" / manual.name
+    spec = stored_spec(out, spec)  # a folder stored before the rule was named keeps the legacy one
     from tqdm import tqdm
 
     bar = tqdm(total=spec.games, unit="seed", disable=args.no_progress, file=sys.stderr)

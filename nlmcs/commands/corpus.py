@@ -27,7 +27,7 @@ def register(sub) -> None:
     p.add_argument("--rollouts", type=COUNT, default=50,
                    help="roll-outs per step for search players")
     p.add_argument("--name", required=True, help="corpus name (under data/corpora/)")
-    p.add_argument("--seed", type=SEED, default=0, help="game i is played with seed + i")
+    p.add_argument("--seed", type=SEED, default=0, help="S: game i is played from game_seed(S, i)")
     p.add_argument("--workers", type=COUNT, default=2, help="parallel processes (default 2)")
     p.add_argument("--max-turns", type=COUNT, help="turn limit (default: the game's)")
     p.add_argument("--preset", default="default", choices=("default", "small", "tiny"),

@@ -63,7 +63,7 @@ def register(sub) -> None:
                         "greedy, net[:FILE] (a network's greedy player)")
     m.add_argument("--games", type=COUNT, default=100, help="number of games (sides alternate)")
     m.add_argument("--turns", type=COUNT, default=100, help="turn limit per game")
-    m.add_argument("--seed", type=SEED, default=0, help="seed of the first game")
+    m.add_argument("--seed", type=SEED, default=0, help="S: game k is played from game_seed(S, k)")
     m.add_argument("--out", type=Path, default=Path("results/ai_vs_random.csv"), help="CSV path")
     _map_options(m)
     _engine_option(m)

@@ -95,8 +95,8 @@ def float_option(*, low: float | None = None, high: float | None = None,
 
 
 SEED = int_option(low=0, high=2**32 - 1)
-"""Seeds are non-negative (numpy's SeedSequence refuses negative ones) and fit 32 bits, so that
-seed + i of every game of a run fits the 64-bit columns of stores and results."""
+"""Seeds are non-negative (numpy's SeedSequence refuses negative ones) and fit 32 bits, the
+run seeds `nlmcs.seeds.game_seed` hashes with a game's index."""
 COUNT = int_option(low=1)
 """Counts of games, steps, roll-outs, workers, results shown: at least 1."""
 

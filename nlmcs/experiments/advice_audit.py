@@ -22,7 +22,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Executor
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +45,7 @@ from nlmcs.runs import (
     write_run,
 )
 from nlmcs.runs import fingerprint as identity_fingerprint
+from nlmcs.seeds import CHANCE_RULE, LEGACY_CHANCE, chance_rng, game_seed
 
 AUDIT_FORMAT = "nlmcs-advice-audit/1"
 ROW_FORMAT = "nlmcs-advice-game/1"
@@ -73,6 +74,9 @@ class AuditSpec:
     rollouts: int = 30
     depth: int = 5
     """Budget of a search base (ignored by scripted bases)."""
+    chance: str = CHANCE_RULE
+    """The games' chance rule (`nlmcs.seeds`); folders stored before it was named used the
+    legacy one, and resume with it (`stored_spec`)."""
 
     @property
     def limit(self) -> int:
@@ -81,6 +85,8 @@ class AuditSpec:
     def identity(self) -> dict:
         ident = asdict(self)
         del ident["games"]
+        if ident["chance"] == LEGACY_CHANCE:  # as identities were stored before it was named
+            del ident["chance"]
         return json.loads(json.dumps({"format": AUDIT_FORMAT, "version": __version__, **ident}))
 
     def arms(self) -> list[tuple[str, str | None, str | None]]:
@@ -175,7 +181,7 @@ def play_seed(spec: AuditSpec, rules, index: int, seed: int, fingerprint: str) -
         try:
             play_game(game, {0: player, **{p: game.policy(spec.opponent)
                                            for p in range(1, game.num_players)}},
-                      seed=seed, hooks=[hook])  # fmt: skip
+                      seed=seed, hooks=[hook], rng=chance_rng(seed, spec.chance))  # fmt: skip
         finally:
             if planner is not None:
                 planner.close()
@@ -226,6 +232,18 @@ def _read_identity(folder: Path) -> dict | None:
     return run
 
 
+def stored_spec(folder: Path, spec: AuditSpec) -> AuditSpec:
+    """`spec` as the audit stored in `folder` plays it: a folder stored before the chance rule
+    was named (its identity names none, and is otherwise `spec`'s) goes on with the legacy
+    rule, so its games resume and pair with the ones it holds."""
+    stored = _read_identity(Path(folder)) if Path(folder).is_dir() else None
+    old = (stored or {}).get("identity")
+    legacy = replace(spec, chance=LEGACY_CHANCE)
+    if isinstance(old, dict) and "chance" not in old and old == legacy.identity():
+        return legacy
+    return spec
+
+
 def start_folder(folder: Path, spec: AuditSpec) -> list[dict]:
     """Check (or create) the folder for `spec`; returns the rows already stored. Call it
     holding the folder's lock."""
@@ -256,7 +274,6 @@ def run_audit(spec: AuditSpec, rules, folder: Path, *, workers: int = 1,
     """Play the seeds not yet stored (`nlmcs.jobs.run_jobs`, one fsynced line each) on
     `executor` (a Dask cluster's), else in `workers` local processes; returns every stored row
     of this audit."""
-    from nlmcs.seeds import game_seed
 
     check_spec(spec)
     folder = Path(folder)
@@ -266,6 +283,7 @@ def run_audit(spec: AuditSpec, rules, folder: Path, *, workers: int = 1,
         raise UserInputError(f"{folder}: cannot create the audit folder ({err.strerror})"
                              ) from None
     with locked(folder):
+        spec = stored_spec(folder, spec)
         rows = start_folder(folder, spec)
         done = {r["index"] for r in rows}
         fp = fingerprint(spec)
@@ -352,10 +370,11 @@ def _fmt(x: float, digits: int = 2, sign: bool = True) -> str:
 def markdown(summary: Sequence[dict], spec: AuditSpec, command: str = "") -> str:
     lines = [f"# Advice audit: {spec.manual} ({Path(spec.rules_file).name})", "",
              f"Base {spec.base} (player 0) vs {spec.opponent}, {spec.map} map, seeds "
-             f"game_seed({spec.seed}, i). Worth = paired score margin following the rule minus "
-             "breaking it (se), Wilcoxon signed-rank p; wins: follow % vs break %, exact sign "
-             "test on discordant pairs. Follow/break vs base: paired margin against the "
-             "unmodified base. Changes: actions the rule replaced per game.", ""]
+             f"game_seed({spec.seed}, i), chance rule {spec.chance}. Worth = paired score "
+             "margin following the rule minus breaking it (se), Wilcoxon signed-rank p; wins: "
+             "follow % vs break %, exact sign test on discordant pairs. Follow/break vs base: "
+             "paired margin against the unmodified base. Changes: actions the rule replaced "
+             "per game.", ""]
     if command:
         lines += [f"Command: `{command}`", ""]
     lines += ["| rule | turns | pairs | worth (se) | p | win % follow / break | sign p | "

@@ -22,6 +22,7 @@ from nlmcs.errors import UserInputError
 from nlmcs.jobs import WorkerLost, run_jobs
 from nlmcs.processes import local_pool
 from nlmcs.runs import FileStore
+from nlmcs.seeds import LEGACY_CHANCE, game_seed, stored_rule
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ class RecordConfig:
     players: tuple[str, ...] = ("builtin", "builtin")
     method: str | None = None
     rollouts: int = 50
-    seed: int = 0  # game i uses seed + i
+    seed: int = 0  # game i is played from game_seed(seed, i) (`nlmcs.seeds`)
     workers: int = 2
     max_turns: int | None = None
     preset: str = "default"  # CivConfig.preset: "default" (40x25), "small" (16x12), "tiny"
@@ -118,6 +119,24 @@ def check_existing(path: Path, expected: tuple[dict, list[str]]) -> None:
                              f"{'; '.join(differences)}; record into another --name")
 
 
+def check_rule(out_dir: Path, ours: set[Path]) -> None:
+    """Refuse a folder holding logs recorded by the earlier seed rule (game i from seed + i,
+    chance from `default_rng`; their headers name no chance rule): this run's games would sit
+    beside games of another rule, and a corpus of both would pair nothing."""
+    for path in sorted(out_dir.glob("game-*.jsonl")):
+        if path in ours:
+            continue
+        try:
+            with open(path, encoding="utf-8") as fh:
+                header = json.loads(fh.readline())
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            continue  # not one of ours to judge: a corpus ingest reports it
+        if isinstance(header, dict) and stored_rule(header.get("chance")) == LEGACY_CHANCE:
+            raise UserInputError(f"{out_dir}: holds games recorded with the earlier seed rule "
+                                 f"(seed + i, {LEGACY_CHANCE} chance; e.g. {path.name}); record "
+                                 "into another folder")
+
+
 def _play_one(config: RecordConfig, seed: int, path: str) -> str:
     """Worker: play one game and write its log; returns the path."""
     from nlmcs.games.record import CorpusRecorder
@@ -140,13 +159,14 @@ def record_games(*, out_dir: Path, config: RecordConfig,
     (after checking that this configuration recorded them)."""
     check_players(config)
     out_dir.mkdir(parents=True, exist_ok=True)
-    seeds = [config.seed + i for i in range(config.games)]
+    seeds = [game_seed(config.seed, i) for i in range(config.games)]
     paths = {s: out_dir / f"game-{s:07d}.jsonl" for s in seeds}
     todo = [s for s in seeds if not paths[s].exists()]
     expected = expected_header(config)
     for s in seeds:
         if s not in todo:
             check_existing(paths[s], expected)
+    check_rule(out_dir, set(paths.values()))
     done = len(seeds) - len(todo)
     if done:
         log.info("%d of %d games already recorded in %s", done, len(seeds), out_dir)

@@ -18,11 +18,14 @@ from nlmcs.files import write_atomic
 from nlmcs.games.base import Game
 from nlmcs.games.runner import play_game
 from nlmcs.methods import opponent_policy
+from nlmcs.seeds import CHANCE_RULE, game_seed
 
 notice = logging.getLogger("nlmcs.notice")
 
 CSV_FIELDS = ("game", "seed", "player0", "player1", "winner", "winner_name", "turns", "score0",
-              "score1", "cities0", "cities1", "units0", "units1")
+              "score1", "cities0", "cities1", "units0", "units1", "chance")
+"""`chance` names the rule of the game's chance (`nlmcs.seeds`); a table without the column
+was played by the legacy rule (game k from seed + k, chance from `default_rng`)."""
 
 
 @dataclass
@@ -41,7 +44,7 @@ class MatchSummary:
 def play_matches(*, game: Game, players: tuple[str, str], games: int, turns: int,
                  seed: int = 0, out: str | Path | None = None, progress=None,
                  engine: str = "compiled") -> MatchSummary:
-    """Game k is played from seed + k with sides swapped on odd k, on `engine`
+    """Game k is played from `game_seed(seed, k)` with sides swapped on odd k, on `engine`
     (`runner.play_game`)."""
     rows: list[dict] = []
     wins = {players[0]: 0, players[1]: 0}
@@ -70,16 +73,17 @@ def _play_one(game: Game, players: tuple[str, str], k: int, seed: int, turns: in
     """Play game k, add its row and its winner's win; returns 1 for a draw, else 0."""
     order = players if k % 2 == 0 else (players[1], players[0])
     pols = {0: opponent_policy(game, order[0]), 1: opponent_policy(game, order[1])}
-    r = play_game(game, pols, seed=seed + k, max_turns=turns, engine=engine)
+    r = play_game(game, pols, seed=game_seed(seed, k), max_turns=turns, engine=engine)
     name = order[r.winner] if r.winner is not None else ""
     if name:
         wins[name] += 1
     count = {f"{key}{p}": int(r.stats[p].get(key, 0)) for p in (0, 1)
              for key in ("cities", "units")}
     rows.append({
-        "game": k, "seed": seed + k, "player0": order[0], "player1": order[1],
+        "game": k, "seed": game_seed(seed, k), "player0": order[0], "player1": order[1],
         "winner": "" if r.winner is None else r.winner, "winner_name": name, "turns": r.turns,
         "score0": round(r.scores[0], 2), "score1": round(r.scores[1], 2), **count,
+        "chance": CHANCE_RULE,
     })  # fmt: skip
     return 0 if name else 1
 

@@ -20,6 +20,7 @@ import numpy as np
 from nlmcs.files import write_atomic
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.games.runner import GameHook, GameResult
+from nlmcs.seeds import CHANCE_RULE
 
 FORMAT = "nlmcs-corpus/1"
 
@@ -39,9 +40,11 @@ def _turn_labels(state: State) -> dict[AgentId, list[str]]:
 class CorpusRecorder(GameHook):
     """Record games played by `nlmcs.games.runner.play_game` into `path` (appending)."""
 
-    def __init__(self, path: str | Path, *, record_states: bool = True):
+    def __init__(self, path: str | Path, *, record_states: bool = True,
+                 chance: str | None = CHANCE_RULE):
         self.path = Path(path)
         self.record_states = record_states
+        self.chance = chance  # the chance rule play_game drew by (None: the log names none)
         self.game_id = ""
         self._lines: list[str] = []
         self._labels: dict[AgentId, list[str]] = {}
@@ -62,6 +65,7 @@ class CorpusRecorder(GameHook):
             "ruleset_sha256": getattr(ruleset, "sha256", ""),
             "seed": int(seed), "config": config, "players": list(players_meta),
             "state_features": list(game.state_feature_names()),
+            **({"chance": self.chance} if self.chance else {}),
         })
 
     def on_turn(self, state: State) -> None:

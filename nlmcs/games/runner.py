@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nlmcs.games.base import Action, AgentId, Game, Policy, State
+from nlmcs.seeds import chance_rng
 
 ENGINES = ("compiled", "python")
 """`play_game`'s engines: compiled where the game has the players in compiled code, else (and
@@ -124,15 +125,15 @@ def play_game(
 ) -> GameResult:
     """Play from the seeded start (or `state`) until the game ends or `max_turns` more turns.
 
-    All chance, the players' included, draws from one generator (`rng`, by default one seeded
-    with `seed`), so a game replays exactly. With `engine` "compiled" (the default) a game
-    without hooks between players the game has in compiled code (the civ game's random player
-    and built-in AI) is played there: the same game, the generator left where this loop would
-    leave it; "python" always plays it here.
+    All chance, the players' included, draws from one generator (`rng`, by default the game's
+    chance stream `nlmcs.seeds.chance_rng(seed)`), so a game replays exactly. With `engine`
+    "compiled" (the default) a game without hooks between players the game has in compiled
+    code (the civ game's random player and built-in AI) is played there: the same game, the
+    generator left where this loop would leave it; "python" always plays it here.
     """
     if engine not in ENGINES:
         raise ValueError(f"unknown engine {engine!r} (known: {', '.join(ENGINES)})")
-    rng = rng if rng is not None else np.random.default_rng(seed)
+    rng = rng if rng is not None else chance_rng(seed)
     state = state if state is not None else game.new_initial_state(seed)
     n = state.num_players
     missing = [p for p in range(n) if p not in policies]

@@ -21,6 +21,7 @@ from nlmcs.net.model import agent_log_softmax, tensors
 def sample_states(game, *, games: int, seed: int) -> list:
     """(state, player) at every decision of `games` built-in AI games."""
     from nlmcs.games.runner import GameHook, play_game
+    from nlmcs.seeds import game_seed
 
     out = []
 
@@ -30,7 +31,7 @@ def sample_states(game, *, games: int, seed: int) -> list:
 
     for i in range(games):
         play_game(game, {p: game.policy("builtin") for p in range(game.num_players)},
-                  seed=seed + i, hooks=[Keep()])
+                  seed=game_seed(seed, i), hooks=[Keep()])
     return out
 
 

@@ -161,6 +161,7 @@ def replay_corpus(corpus, encoder: Encoder, *, games: int | None = None,
     """Positions of a stored corpus's games, replayed and checked move by move (module doc)."""
     from nlmcs.games.registry import game_entry
     from nlmcs.games.runner import GameHook, play_game
+    from nlmcs.seeds import CHANCE_RULES, chance_rng, stored_rule
 
     table = corpus.games.head(games) if games else corpus.games
     report = ReplayReport(games=len(table), skipped={})
@@ -188,6 +189,8 @@ def replay_corpus(corpus, encoder: Encoder, *, games: int | None = None,
             why = f"game {row['game']}"
         elif any(p.get("kind") not in ("builtin", "random", "greedy") for p in players):
             why = "not scripted players"
+        elif (rule := stored_rule(row.get("chance"))) not in CHANCE_RULES:
+            why = f"chance rule {rule}"
         if why is None:
             game = game_entry(row["game"]).rebuild(json.loads(row["config"]))
             hook = Record()
@@ -196,7 +199,8 @@ def replay_corpus(corpus, encoder: Encoder, *, games: int | None = None,
             # the turn it is won, so its final turn counter is one short of the turns played)
             result = play_game(game, {p["player"]: game.policy(s) for p, s in
                                       zip(players, specs, strict=True)}, seed=int(row["seed"]),
-                               max_turns=int(stored["turn"].max()) + 1, hooks=[hook])
+                               max_turns=int(stored["turn"].max()) + 1, hooks=[hook],
+                               rng=chance_rng(int(row["seed"]), rule))
             recorded = Counter(zip(stored["turn"], stored["player"], stored["agent"],
                                    stored["action_kind"], stored["action_arg"], strict=True))
             if recorded != hook.moves:

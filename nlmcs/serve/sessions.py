@@ -35,6 +35,7 @@ from nlmcs.games.base import Action, Game
 from nlmcs.games.civ.legal import parse_agent
 from nlmcs.games.record import CorpusRecorder
 from nlmcs.games.runner import GameResult, apply_decision, policy_meta
+from nlmcs.seeds import TURN_CHANCE, turn_rng
 from nlmcs.serve.config import GAME, MAP_PRESETS, ServeConfig
 from nlmcs.serve.logs import LOG_PREFIX, RequestError, log_finished, log_turn, read_progress
 from nlmcs.serve.opponents import close_opponent, make_opponent
@@ -79,7 +80,7 @@ class GameSession:
         disk), choose the opponent's joint action, and play it now if it moves first."""
         s = self.state
         # Chance of turn t draws from its own generator, so a resumed game goes on the same way.
-        self.rng = np.random.default_rng(np.random.SeedSequence([self.seed, 2, s.turn]))
+        self.rng = turn_rng(self.seed, s.turn)
         if record_turn:
             self.recorder.on_turn(s)
         self.recorder.flush()
@@ -236,7 +237,7 @@ class SessionTable:
         state = game.new_initial_state(seed)
         opponent = self._opponent(game, self.config.opponent, seed)
         path = self.logs / f"{LOG_PREFIX}{game_id}.jsonl"
-        recorder = CorpusRecorder(path)
+        recorder = CorpusRecorder(path, chance=TURN_CHANCE)
         human = self.config.human
         players = [{"player": human, "kind": "human", "name": "human"}]
         players += [policy_meta(p, opponent) for p in range(game.num_players) if p != human]
@@ -290,7 +291,7 @@ class SessionTable:
         except (UserInputError, KeyError, TypeError, ValueError, StopIteration) as err:
             raise RequestError(409, f"game {game_id} cannot be resumed from {path}: "
                                     f"{err}") from None
-        recorder = CorpusRecorder(path)
+        recorder = CorpusRecorder(path, chance=TURN_CHANCE)
         recorder.continue_game(header["game_id"], state)
         session = GameSession(game_id=game_id, game=game, state=state, seed=int(header["seed"]),
                               opponent=opponent, recorder=recorder, human=human, log_path=path)

@@ -123,6 +123,31 @@ def test_a_horizon_reads_the_state_a_game_of_that_length_ends_in(tmp_path, game)
     assert broken["changes"] > 0
 
 
+def test_a_folder_stored_before_the_chance_rule_was_named_resumes_with_the_legacy_rule(
+        tmp_path, game):
+    from dataclasses import replace
+
+    from nlmcs.seeds import CHANCE_RULE, LEGACY_CHANCE
+
+    rules = rules_from(tmp_path, FIRST_CITY, game).rules
+    spec = AuditSpec(manual="civ-guide", manual_sha256=None, rules_file="r", rules_sha256="x",
+                     rules=("first-city",), turns=(5, 10), games=1, seed=4,
+                     base="random")  # a player that draws from the chance stream
+    assert spec.chance == CHANCE_RULE and spec.identity()["chance"] == CHANCE_RULE
+    old = replace(spec, chance=LEGACY_CHANCE)
+    assert "chance" not in old.identity()  # as folders were stored before the rule was named
+    folder = tmp_path / "old"
+    first = run_audit(old, rules, folder)
+    rows = run_audit(replace(spec, games=2), rules, folder)  # today's command line
+    assert rows[0] == first[0] and len({r["fingerprint"] for r in rows}) == 1
+    assert rows[1]["arms"] == play_seed(old, rules, 1, rows[1]["seed"], "fp")["arms"]
+    # the two rules are different games
+    new = run_audit(replace(spec, games=2), rules, tmp_path / "new")
+    assert [r["seed"] for r in new] == [r["seed"] for r in rows]
+    assert [a["horizons"] for r in new for a in r["arms"]] != \
+        [a["horizons"] for r in rows for a in r["arms"]]
+
+
 def test_an_audit_resumes_and_refuses_another_audit_in_its_folder(tmp_path, game):
     rules = rules_from(tmp_path, FIRST_CITY, game).rules
     spec = AuditSpec(manual="civ-guide", manual_sha256=None, rules_file="r", rules_sha256="x",

@@ -10,16 +10,18 @@ import pytest
 from nlmcs.errors import UserInputError
 from nlmcs.experiments import record
 from nlmcs.experiments.record import RecordConfig, record_games
+from nlmcs.seeds import game_seed
 
 CONFIG = RecordConfig(games=3, players=("builtin", "random"), preset="tiny", max_turns=4,
                       seed=6, workers=1, record_states=False)
+S0, S1, S2 = (game_seed(6, i) for i in range(3))  # game i of the run
 
 
 def test_an_interrupted_recording_keeps_its_games_and_plays_only_the_rest(tmp_path, monkeypatch):
     real, played = record._play_job, []
 
     def interrupted_at_seed_7(job):
-        if job[1] == 7:
+        if job[1] == S1:
             raise KeyboardInterrupt
         played.append(job[1])
         return real(job)
@@ -27,22 +29,22 @@ def test_an_interrupted_recording_keeps_its_games_and_plays_only_the_rest(tmp_pa
     monkeypatch.setattr(record, "_play_job", interrupted_at_seed_7)
     with pytest.raises(KeyboardInterrupt):
         record_games(out_dir=tmp_path, config=CONFIG)
-    assert played == [6] and [p.name for p in tmp_path.iterdir()] == ["game-0000006.jsonl"]
-    kept = (tmp_path / "game-0000006.jsonl").read_bytes()
+    assert played == [S0] and [p.name for p in tmp_path.iterdir()] == [f"game-{S0:07d}.jsonl"]
+    kept = (tmp_path / f"game-{S0:07d}.jsonl").read_bytes()
     seen = []
     monkeypatch.setattr(record, "_play_job", lambda job: seen.append(job[1]) or real(job))
     paths = record_games(out_dir=tmp_path, config=CONFIG,
                          progress=lambda done, total: seen.append((done, total)))
-    assert seen == [(1, 3), 7, (2, 3), 8, (3, 3)]
-    assert [p.name for p in paths] == [f"game-000000{s}.jsonl" for s in (6, 7, 8)]
-    assert (tmp_path / "game-0000006.jsonl").read_bytes() == kept
+    assert seen == [(1, 3), S1, (2, 3), S2, (3, 3)]
+    assert [p.name for p in paths] == [f"game-{s:07d}.jsonl" for s in (S0, S1, S2)]
+    assert (tmp_path / f"game-{S0:07d}.jsonl").read_bytes() == kept
 
 
 def test_a_lost_worker_is_one_line_counting_the_kept_games(tmp_path, monkeypatch):
     real = record._play_job
 
     def lost_at_seed_7(job):
-        if job[1] == 7:
+        if job[1] == S1:
             raise BrokenProcessPool("a worker died")
         return real(job)
 
@@ -69,5 +71,41 @@ def test_a_lost_worker_is_one_line_counting_the_kept_games(tmp_path, monkeypatch
     # every game that did end is kept before the lost one is acted on
     with pytest.raises(UserInputError, match="the 2 finished games are kept in"):
         record_games(out_dir=tmp_path, config=config)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["game-0000006.jsonl",
-                                                          "game-0000008.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([f"game-{S0:07d}.jsonl",
+                                                                 f"game-{S2:07d}.jsonl"])
+
+
+def test_recorded_games_name_their_chance_rule_and_replay_with_it(tmp_path):
+    import dataclasses
+    import json
+
+    from corpus.store import ingest, load_corpus
+    from nlmcs.games import make_game
+    from nlmcs.net.features import Encoder, layout_for
+    from nlmcs.net.samples import replay_corpus
+    from nlmcs.seeds import CHANCE_RULE
+
+    config = RecordConfig(**{**CONFIG.__dict__, "games": 2, "max_turns": 6})
+    paths = record_games(out_dir=tmp_path / "logs", config=config)
+    header = json.loads(paths[0].read_text().splitlines()[0])
+    assert header["chance"] == CHANCE_RULE and header["seed"] == S0
+    ingest(paths, name="rec", root=tmp_path / "store")
+    stored = load_corpus("rec", root=tmp_path / "store")
+    assert stored.games["chance"].tolist() == [CHANCE_RULE] * 2
+    game = make_game("civ", preset="tiny", max_turns=6)
+    _, report = replay_corpus(stored, Encoder(layout_for(game)))
+    assert report.replayed == 2 and not report.skipped
+    # the same logs read as the legacy rule's (a header naming none) no longer replay
+    legacy = dataclasses.replace(stored, games=stored.games.assign(chance=""))
+    with pytest.raises(UserInputError, match="moves differ from the record"):
+        replay_corpus(legacy, Encoder(layout_for(game)))
+
+
+def test_a_folder_of_games_recorded_by_the_earlier_seed_rule_is_refused(tmp_path):
+    import json
+
+    old = tmp_path / "game-0000006.jsonl"  # seed + i and default_rng: the header names no rule
+    old.write_text(json.dumps({"type": "game", "seed": 6}) + "\n")
+    with pytest.raises(UserInputError, match="earlier seed rule"):
+        record_games(out_dir=tmp_path, config=CONFIG)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["game-0000006.jsonl"]

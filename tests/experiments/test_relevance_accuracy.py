@@ -19,6 +19,7 @@ from nlmcs.experiments.relevance.decoys import combine, decoy_ids, load_decoys, 
 from nlmcs.experiments.relevance.log import read_log
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.manuals import load_index, random_twin, resolve_manual
+from nlmcs.seeds import game_seed
 
 
 @pytest.fixture(scope="module")
@@ -163,7 +164,7 @@ def test_accuracy_command_measures_text_and_its_twin_on_a_tiny_budget(tmp_path, 
         assert summary["games"] == 2 and summary["decoys"] == "decoys-unrelated"
         assert summary["decoy_seed"] == summary["tie_seed"] == 5
         logs = sorted(p.name for p in (folder / "games").iterdir())
-        assert logs == ["game-5.jsonl", "game-6.jsonl"]
+        assert logs == sorted(f"game-{game_seed(5, i)}.jsonl" for i in range(2))
     assert combined["settings"]["games"] == 2 and combined["settings"]["seed"] == 5
     # issue 60: the same folder with other settings is refused, not silently replaced
     before = (out / "summary.json").read_text()
@@ -173,7 +174,7 @@ def test_accuracy_command_measures_text_and_its_twin_on_a_tiny_budget(tmp_path, 
     assert "other settings (games 2 -> 3)" in capsys.readouterr().err
     assert (out / "summary.json").read_text() == before
     # the games' logs are ordinary decision logs of the mixed manual
-    game = out / "text" / "games" / "game-5.jsonl"
+    game = out / "text" / "games" / f"game-{game_seed(5, 0)}.jsonl"
     assert main(["relevance", "show", str(game), "--step", "0"]) == 0
     # the sentences the model offered, asked of it again from a record's words, are those the
     # record counts and lists (where the log is cut short, chance and ties rest on them)

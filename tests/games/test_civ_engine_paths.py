@@ -21,6 +21,7 @@ from nlmcs.games.civ import CivConfig, CivGame, ai, cities, labels, legal, rules
 from nlmcs.games.civ.tables import CARDINAL, FORTIFIED, FORTIFYING, IDLE, IRRIGATION, MINE, ROAD
 from nlmcs.games.runner import GameHook, play_game
 from nlmcs.paths import shipped_dir
+from nlmcs.seeds import chance_rng, stored_rule
 
 CLASSIC = shipped_dir() / "rulesets" / "classic.json"
 RESULTS = Path(__file__).resolve().parents[2] / "results"
@@ -354,14 +355,16 @@ def test_sync_check_notices_a_stale_structure(small_game):
 
 # --- recorded results and caches --------------------------------------------------------------
 def test_recorded_series_replays_exactly():
-    """The first games of results/ai_vs_random.csv, played again, end exactly as recorded."""
+    """The first games of results/ai_vs_random.csv, played again by the chance rule the table
+    names (none: the legacy rule it was played with), end exactly as recorded."""
     game = CivGame(CivConfig(ruleset=str(CLASSIC)))
     with open(RESULTS / "ai_vs_random.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))[:3]
     for row in rows:
         names = (row["player0"], row["player1"])
         r = play_game(game, {p: game.policy(n) for p, n in enumerate(names)},
-                      seed=int(row["seed"]), max_turns=100)
+                      seed=int(row["seed"]), max_turns=100,
+                      rng=chance_rng(int(row["seed"]), stored_rule(row.get("chance"))))
         assert (str(r.winner) if r.winner is not None else "", r.turns) == (row["winner"],
                                                                            int(row["turns"]))
         assert [round(x, 2) for x in r.scores] == [float(row["score0"]), float(row["score1"])]

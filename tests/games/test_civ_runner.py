@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from nlmcs.games.runner import GameHook, play_game
+from nlmcs.seeds import chance_rng
 
 
 class Spy(GameHook):
@@ -32,7 +33,7 @@ def test_runner_matches_apply_joint_actions(small_game):
     play_game(small_game, pols, seed=4, max_turns=12, hooks=[spy], state=played)
 
     replay = small_game.new_initial_state(4)
-    rng = np.random.default_rng(4)
+    rng = chance_rng(4)  # the game's chance, as play_game draws it
     for _ in range(12):
         joint = {p: pols[p].joint_action(replay, p, rng) for p in (0, 1)}
         replay.apply_joint_actions(joint, rng)
@@ -105,7 +106,7 @@ def test_each_decision_gets_its_players_vectors_around_it(small_game):
     play_game(game, pols, seed=2, max_turns=15, hooks=[hook])
 
     replay = game.new_initial_state(2)
-    rng = np.random.default_rng(2)
+    rng = chance_rng(2)
     want = []
     for _ in range(15):
         joint = {p: pols[p].joint_action(replay, p, rng) for p in range(3)}

@@ -94,13 +94,14 @@ def test_labels_use_the_shared_words(small_game):
 def test_labels_of_all_candidates_equal_the_labels_of_each(small_game, turns):
     # The search reads every candidate's words of an agent in one call (its unit resolved
     # once); it must give what the one-action call gives, moves and attacks included.
-    s = advance(small_game, 3, turns)
     kinds = set()
-    for p in range(s.num_players):
-        for agent in s.agents(p):
-            acts = s.legal_actions(agent) + [Action("move", 9), Action("attack", None)]
-            assert s.actions_labels(agent, acts) == [s.action_labels(agent, a) for a in acts]
-            kinds.update(a.kind for a in acts)
+    for seed in (1, 3):  # between them, settlers at every one of the turns
+        s = advance(small_game, seed, turns)
+        for p in range(s.num_players):
+            for agent in s.agents(p):
+                acts = s.legal_actions(agent) + [Action("move", 9), Action("attack", None)]
+                assert s.actions_labels(agent, acts) == [s.action_labels(agent, a) for a in acts]
+                kinds.update(a.kind for a in acts)
     assert {"move", "research", "build_city"} <= kinds
 
 

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from robust_support import assert_refused, assert_store_kept, run, tree_digest
 
 from nlmcs.errors import UserInputError
+from nlmcs.seeds import game_seed
 
 
 def _mutated(kind: str, change) -> list[str]:
@@ -94,7 +95,7 @@ def test_record_into_a_corpus_of_other_players_is_refused(env, data):
     assert run(*base, env=env).code == 0
     before = tree_digest(data)
     result = run(*base, "--players", "random,random", env=env)
-    assert_refused(result, "game-0000000.jsonl", "players", "another --name")
+    assert_refused(result, f"game-{game_seed(0, 0):07d}.jsonl", "players", "another --name")
     other_map = run(*base[:-3], "small", "--max-turns", "3", env=env)
     assert_refused(other_map, "width")
     assert_store_kept(data, before)

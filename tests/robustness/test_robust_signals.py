@@ -77,6 +77,7 @@ def test_a_signalled_series_keeps_every_finished_game(sig, env, tmp_path):
 
 def test_a_terminated_record_keeps_its_games_and_resumes(env, data):
     from corpus.store import load_corpus
+    from nlmcs.seeds import game_seed
 
     logs = data / "corpora" / "rec" / "logs"
     args = ("corpus", "record", "--name", "rec", "--workers", "2", "--preset", "small")
@@ -87,8 +88,9 @@ def test_a_terminated_record_keeps_its_games_and_resumes(env, data):
     assert result.code == 143 and "Traceback" not in result.err, result
     assert "finished game(s) kept" in result.err
     assert hidden_leftovers(logs) == []
-    kept = sorted(int(p.stem.split("-")[1]) for p in logs.glob("game-*.jsonl"))
-    games = kept[-1] + 2  # the same seeds from 0, a little further than any game kept
+    index = {game_seed(0, i): i for i in range(500)}  # game i's seed
+    kept = sorted(index[int(p.stem.split("-")[1])] for p in logs.glob("game-*.jsonl"))
+    games = kept[-1] + 2  # the same games from 0, a little further than any game kept
     again = run(*args, "--games", games, env=env)
     assert_clean(again)
     assert f"({len(kept)} were already recorded)" in again.out

@@ -39,6 +39,7 @@ from nlmcs.experiments.relevance.decoys import combine, decoy_ids, load_decoys
 from nlmcs.experiments.relevance.log import read_log
 from nlmcs.experiments.relevance.measures import decision_relevance
 from nlmcs.files import write_atomic
+from nlmcs.seeds import game_seed
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +99,7 @@ def relevance_accuracy(*, game, manual, decoys, out: str | Path, method: str = "
                        games: int = 10, steps: int = 50, seed: int = 0,
                        opponent: str = "builtin", search_config=None, model_config=None,
                        on_game: Callable[[int, Path], None] | None = None) -> AccuracyResult:
-    """Play `games` games (seeds seed, seed+1, ...) of `method` reading `manual` with the
+    """Play `games` games (game i from `game_seed(seed, i)`) of `method` reading `manual` with the
     sentences of the text at `decoys` mixed in at positions drawn with `seed` (ties are drawn
     with it too); write each game's decision log under out/games/, and accuracy.csv,
     accuracy.png and summary.json under `out`."""
@@ -117,7 +118,7 @@ def relevance_accuracy(*, game, manual, decoys, out: str | Path, method: str = "
     (out / GAMES_DIR).mkdir(parents=True, exist_ok=True)
     paths = []
     for i in range(games):
-        s = seed + i
+        s = game_seed(seed, i)
         path = out / GAMES_DIR / f"game-{s}.jsonl"
         planner = make_player(method, game=game, opponent=opponent, seed=s, manual=text,
                               search_config=search_config, model_config=model_config,
