@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import math
 import os
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
@@ -97,6 +98,21 @@ def _is_object(row: object) -> str | None:
     return None if isinstance(row, dict) else "not a JSON object"
 
 
+class NotANumber(ValueError):
+    """A row holding NaN or Infinity, which no writer of a results file writes."""
+
+
+def _not_a_number(word: str):
+    raise NotANumber(word)
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: a number too large to be one
+        raise NotANumber(text[:20])
+    return value
+
+
 def read_results(path: Path, *, check: Callable[[object], str | None] = _is_object,
                  key: Callable[[dict], Hashable] | None = None,
                  label: Callable[[Hashable], str] = str, strict: bool = True) -> Results:
@@ -120,9 +136,12 @@ def read_results(path: Path, *, check: Callable[[object], str | None] = _is_obje
                 reason = "empty line"
             else:
                 try:
-                    row = json.loads(raw.decode("utf-8"))
+                    row = json.loads(raw.decode("utf-8"), parse_constant=_not_a_number,
+                                     parse_float=_finite)
                 except UnicodeDecodeError:
                     reason = "not UTF-8 text"
+                except NotANumber as err:
+                    reason = f"holds {err} (rows are written without; a number was lost)"
                 except json.JSONDecodeError as err:
                     reason = f"malformed JSON ({err.msg}, column {err.colno})"
                 except RecursionError:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from nlmcs.commands.options import (
     COUNT,
+    GAMES,
     SEED,
     add_command,
     add_corpus_options,
@@ -70,7 +71,7 @@ def register(sub) -> None:
     g.add_argument("--twin-seed", type=SEED, help="random-text reads one twin, shuffled with "
                    "this seed, in every game (default: each game's twin is shuffled with the "
                    "game's own seed)")
-    g.add_argument("--games", type=COUNT, help="paired games per method (more can be added "
+    g.add_argument("--games", type=GAMES, help="paired games per method (more can be added "
                    f"later; default: the preset's, {PRESETS[DEFAULT_PRESET].games} without one)")
     g.add_argument("--steps", type=COUNT, help="real steps per game (default: the preset's, "
                    f"{PRESETS[DEFAULT_PRESET].steps} without one)")

@@ -11,7 +11,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from nlmcs.commands.options import COUNT, SEED, add_command, add_group, csv_ints, csv_names
+from nlmcs.commands.options import COUNT, GAMES, SEED, add_command, add_group, csv_ints, csv_names
 from nlmcs.errors import UserInputError
 
 AUDIT_EXAMPLE = ("nlmcs advice audit --manual civ-guide --turns 20,50,100 --games 300 --seed 36 "
@@ -35,7 +35,7 @@ def register(sub) -> None:
                        help="horizons at which each game is scored (default: 20,50,100)")
     audit.add_argument("--max-turns", type=COUNT,
                        help="the game's turn limit (default: the longest horizon)")
-    audit.add_argument("--games", type=COUNT, default=100, help="paired seeds (default: 100)")
+    audit.add_argument("--games", type=GAMES, default=100, help="paired seeds (default: 100)")
     audit.add_argument("--seed", type=SEED, default=0,
                        help="S: game i is played from game_seed(S, i), as ablations draw them")
     audit.add_argument("--base", default="builtin:normal",

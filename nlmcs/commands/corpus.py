@@ -6,7 +6,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nlmcs.commands.options import COUNT, SEED, add_command, add_group, csv_ints, float_option
+from nlmcs.commands.options import (
+    COUNT,
+    GAMES,
+    SEED,
+    add_command,
+    add_group,
+    csv_ints,
+    float_option,
+)
 from nlmcs.errors import UserInputError
 
 STATE_MAX_BYTES = 64_000_000
@@ -20,7 +28,7 @@ def register(sub) -> None:
     p = add_command(inner, "record", help="record self-play games into a corpus",
                     example="nlmcs corpus record --games 200 --players builtin,builtin "
                             "--name civ-builtin --preset small", func=_record)
-    p.add_argument("--games", type=COUNT, default=10, help="games to play (default 10)")
+    p.add_argument("--games", type=GAMES, default=10, help="games to play (default 10)")
     p.add_argument("--players", default="builtin,builtin",
                    help="comma-separated: builtin[:easy|normal|hard], random, greedy, search")
     p.add_argument("--method", help="search method for 'search' players (e.g. uct)")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nlmcs.commands.options import COUNT, SEED, add_command, add_group, int_option
+from nlmcs.commands.options import COUNT, GAMES, SEED, add_command, add_group, int_option
 from nlmcs.errors import UserInputError
 from nlmcs.files import check_distinct, check_input, check_output, read_document
 
@@ -61,7 +61,7 @@ def register(sub) -> None:
     m.add_argument("--players", default="builtin,random",
                    help="two comma-separated players: builtin[:easy|normal|hard], random, "
                         "greedy, net[:FILE] (a network's greedy player)")
-    m.add_argument("--games", type=COUNT, default=100, help="number of games (sides alternate)")
+    m.add_argument("--games", type=GAMES, default=100, help="number of games (sides alternate)")
     m.add_argument("--turns", type=COUNT, default=100, help="turn limit per game")
     m.add_argument("--seed", type=SEED, default=0, help="S: game k is played from game_seed(S, k)")
     m.add_argument("--out", type=Path, default=Path("results/ai_vs_random.csv"), help="CSV path")

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from nlmcs.commands.options import COUNT, add_command, add_fields, add_group, settings
+from nlmcs.commands.options import COUNT, GAMES, add_command, add_fields, add_group, settings
 
 TRAIN_EXAMPLE = "nlmcs net train --workers 2 --out runs/net"
 
@@ -50,7 +50,7 @@ def register_bench(bench_sub) -> None:
     b.add_argument("--devices", default="cpu", help="comma-separated: cpu, cuda (a device "
                    "that is not there is skipped with a note)")
     b.add_argument("--batches", default="1,16,128", help="positions per forward pass")
-    b.add_argument("--games", type=COUNT, default=4, help="built-in AI games whose positions "
+    b.add_argument("--games", type=GAMES, default=4, help="built-in AI games whose positions "
                    "are timed (default: 4)")
     b.add_argument("--csv", type=Path, help="also write the rows to this CSV")
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from nlmcs.commands.options import COUNT, SEED, add_command, add_group
+from nlmcs.commands.options import COUNT, GAMES, SEED, add_command, add_group
 
 TRAIN_EXAMPLE = ("nlmcs reader train --manual civ-guide --games 600 --seed 37 "
                  "--out results/readers/civ-guide")
@@ -27,7 +27,7 @@ def register(sub) -> None:
     t.add_argument("--manual", default="civ-guide",
                    help="stored manual (its twin by name, e.g. civ-guide-random; default: "
                         "civ-guide)")
-    t.add_argument("--games", type=COUNT, default=600, help="labelled games (default: 600)")
+    t.add_argument("--games", type=GAMES, default=600, help="labelled games (default: 600)")
     t.add_argument("--seed", type=SEED, default=0,
                    help="S: training maps are drawn from S with a salt of their own, so no "
                         "ablation shares them")
@@ -63,7 +63,7 @@ def register(sub) -> None:
                    help="audit folder (default: results/advice/MANUAL)")
     a.add_argument("--turns", type=COUNT, default=100,
                    help="horizon of the audit's worth, and the games' length (default: 100)")
-    a.add_argument("--games", type=COUNT, default=20, help="games asked (default: 20)")
+    a.add_argument("--games", type=GAMES, default=20, help="games asked (default: 20)")
     a.add_argument("--seed", type=SEED, default=0, help="S: game i from game_seed(S, i)")
     a.add_argument("--map", default="small", help="map preset (default: small)")
     a.add_argument("--csv", type=Path, help="also write the rows to this CSV")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from nlmcs.commands.options import (
     COUNT,
+    GAMES,
     SEED,
     add_command,
     add_game_options,
@@ -82,7 +83,7 @@ def register(sub) -> None:
     a.add_argument("--method", default="text,random-text",
                    help="comma-separated methods that read text: text, relevance-only, "
                         "random-text (each on the same games, decoy positions and ties)")
-    a.add_argument("--games", type=COUNT, default=10, help="games (game i from game_seed(S, i))")
+    a.add_argument("--games", type=GAMES, default=10, help="games (game i from game_seed(S, i))")
     a.add_argument("--steps", type=COUNT, default=50, help="real steps per game")
     a.add_argument("--seed", type=SEED, default=0, help="S: the run seed of the games, of the "
                    "decoys' positions and of the draws that break ties")

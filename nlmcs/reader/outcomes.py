@@ -157,8 +157,33 @@ def _check_line(row: object) -> str | None:
     if isinstance(row, dict) and "spec" in row and "format" not in row:
         return None
     if not isinstance(row, dict) or row.get("format") != FORMAT or \
-            not isinstance(row.get("rows"), list) or not isinstance(row.get("index"), int):
+            not isinstance(row.get("rows"), list) or not isinstance(row.get("index"), int) or \
+            not isinstance(row.get("seed"), int):
         return "not a labelled game"
+    for k, decision in enumerate(row["rows"]):
+        why = _decision_problem(decision)
+        if why is not None:
+            return f"decision {k} of game {row['index']}: {why}"
+    return None
+
+
+def _decision_problem(d: object) -> str | None:
+    """Why one labelled decision cannot be trained on (a row that contradicts itself), or
+    None: every tried move has its words and one finite margin."""
+    if not isinstance(d, dict):
+        return "not a labelled decision"
+    margin, actions, moves = d.get("margin"), d.get("actions"), d.get("moves")
+    if not all(isinstance(x, list) for x in (margin, actions, moves)) or not margin:
+        return "no tried moves"
+    if not len(margin) == len(actions) == len(moves):
+        return f"{len(margin)} margins for {len(actions)} moves' words and {len(moves)} moves"
+    if not all(isinstance(m, int | float) and not isinstance(m, bool) for m in margin):
+        return "a margin that is not a number"
+    for key in ("agent", "state"):
+        if not isinstance(d.get(key), list) or not all(isinstance(w, str) for w in d[key]):
+            return f"{key} is not a list of words"
+    if not all(isinstance(a, list) and all(isinstance(w, str) for w in a) for a in actions):
+        return "a move's words are not a list of words"
     return None
 
 

@@ -35,6 +35,8 @@ CLASSES = {
     "test_robust_files.py": "special files, sizes and messages",
     "test_robust_disk.py": "full devices",
     "test_robust_overwrite.py": "outputs over inputs",
+    "test_robust_derived.py": "derived files trusted blindly",
+    "test_robust_sizes.py": "sizes",
 }
 _OUTCOMES: dict[str, Counter[str]] = {}
 

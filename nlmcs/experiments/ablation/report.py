@@ -557,11 +557,11 @@ def run_status(folder: Path) -> RunStatus:
         raise UserInputError(f"{folder}: no ablation run here (no run.json)")
     results = read_results(folder / RESULTS_NAME, strict=False)
     spec = run["spec"]
-    wanted = set(range(int(spec["games"])))
+    games = int(spec["games"])  # counted, never listed: a run.json may ask for any number
     arms = []
     for arm in arm_order(results.rows, run):
         mine = [r for r in results.rows if r["arm"] == arm]
-        total = len(wanted) if arm in spec["arms"] else 0
-        arms.append(ArmProgress(arm, sum(r["game"] in wanted for r in mine) if total else
+        total = games if arm in spec["arms"] else 0
+        arms.append(ArmProgress(arm, sum(0 <= r["game"] < games for r in mine) if total else
                                 len(mine), total, sum(r["outcome"] == "win" for r in mine)))
     return RunStatus(folder, spec, arms, len(run.get("identities", {})), results.bad)
