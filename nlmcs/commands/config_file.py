@@ -130,10 +130,11 @@ def _from_run_record(path: Path, data: dict) -> dict:
     if not isinstance(spec, dict) or spec.get("format") != SPEC_FORMAT:
         raise UserInputError(f"{path}: format {data.get('format')!r} is not an ablation's "
                              f"run.json ({SPEC_FORMAT})")
-    # version and arms are what the run was, not settings: the run is replayed by this code.
+    # version, arms and the corpus's content are what the run was, not settings: the run is
+    # replayed by this code (against the corpus as it is now, which its identity then checks).
     # A value of None is the option's default (a twin per game, no turn limit): left out.
-    out = {k: v for k, v in spec.items() if k not in ("format", "version", "arms",
-                                                      "game_options") and v is not None}
+    out = {k: v for k, v in spec.items() if k not in ("format", "version", "arms", "game_options",
+                                                      "corpus_content") and v is not None}
     options = spec.get("game_options", {})
     if not isinstance(options, dict):
         raise UserInputError(f"{path}: game_options must be a table")

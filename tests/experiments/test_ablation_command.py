@@ -47,7 +47,7 @@ def test_bad_input_is_one_line_and_stores_nothing(tmp_path, capsys):
     out = tmp_path / "run"
     base = ["ablation", "run", "--methods", "uct", "--out", str(out), *TINY]
     cases = [
-        (["--games", "0"], "--games must be at least 1, got 0"),
+        (["--games", "0"], "--games must be between 1 and 100000, got 0"),
         (["--methods", "uct,nope"], "unknown method 'nope'"),
         (["--methods", "text", "--manual", "no-such-manual"], "no-such-manual"),
         (["--full-games", "--steps", "3"], "--full-games plays to the turn limit"),

@@ -320,3 +320,31 @@ def test_results_rows_are_checked(tmp_path):
     assert [(b.line, b.reason.split(" (")[0]) for b in results.bad] == [
         (2, "repeats uct game 0"), (3, "field 'game' has the wrong type"), (4, "empty line"),
         (5, "not a JSON object")]  # fmt: skip
+
+
+def test_games_added_to_the_corpus_a_run_reads_make_it_another_run(tmp_path):
+    """Issue 60: `corpus record` adding games to the corpus of a corpus method's run left the
+    run's identity as it was, so one arm held games against two corpora."""
+    from corpus.store import ingest
+    from nlmcs.experiments.record import RecordConfig, record_games
+    from nlmcs.methods import CorpusOptions
+
+    def record(seed: int) -> None:
+        config = RecordConfig(games=1, players=("builtin", "random"), preset="tiny",
+                              max_turns=3, seed=seed, workers=1, record_states=False)
+        ingest(record_games(out_dir=tmp_path / f"logs-{seed}", config=config),
+               name=tmp_path / "corpus")
+
+    record(1)
+    spec = tiny_spec(games=1, methods=("uct-corpus",),
+                     corpus=CorpusOptions(corpus=tmp_path / "corpus"))
+    assert spec.identity()["corpus_content"]["games"] == 1
+    out = tmp_path / "run"
+    with ThreadPoolExecutor(1) as ex:
+        run_ablation(spec=spec, out=out, executor=ex)
+    assert not prepare_run(spec=spec, out=out).jobs  # the same corpus: nothing to play
+    record(2)
+    with pytest.raises(UserInputError, match=r"another configuration \(corpus_content"):
+        prepare_run(spec=spec, out=out)
+    # a run without corpus methods does not depend on the corpus
+    assert "corpus_content" not in tiny_spec().identity()

@@ -13,6 +13,7 @@ folder holds games of one identity, while more games, methods or budgets may be 
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -213,6 +214,8 @@ class AblationSpec:
             "manual": self.manual, "twin_seed": self.twin_seed, "search": search,
             "model": identity_dict(self.model), "corpus": dataclasses.asdict(self.corpus),
         }  # fmt: skip
+        if any(get_method(m).corpus for m in self.methods):
+            ident["corpus_content"] = corpus_identity(self.corpus)
         if any(get_method(m).text_prior for m in self.methods) or self.reader != ReaderOptions():
             ident["reader"] = reader_identity(self.reader)
         if any(get_method(m).net for m in self.methods) or self.net != NetOptions():
@@ -227,6 +230,24 @@ class AblationSpec:
         return {**self.identity(), "methods": list(self.methods),
                 "rollouts": list(self.rollouts), "games": self.games,
                 "arms": [a.label for a in self.arms()]}  # fmt: skip
+
+
+def corpus_identity(options: CorpusOptions) -> dict:
+    """The corpus the corpus methods read, by its games and its files' content hashes: games a
+    `corpus record` or `corpus ingest` adds make it another corpus, and so another run."""
+    from corpus.bundle import DEFAULT_CORPUS
+    from corpus.meta import read_meta
+    from corpus.shipped import find_corpus_dir
+
+    directory = find_corpus_dir(options.corpus or DEFAULT_CORPUS)
+    meta = read_meta(directory)
+    if meta is None:
+        raise UserInputError(f"no corpus at {directory}; record one first, e.g. `nlmcs corpus "
+                             f"record --games 200 --name {directory.name}`")
+    files = {name: entry.get("sha256") for name, entry in sorted((meta.get("files") or {}).items())}
+    content = json.dumps({"parts": meta.get("parts"), "files": files}, sort_keys=True)
+    return {"games": meta["counts"]["games"],
+            "sha256": hashlib.sha256(content.encode()).hexdigest()[:16]}
 
 
 def reader_identity(options: ReaderOptions) -> dict:
