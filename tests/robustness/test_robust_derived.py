@@ -54,3 +54,34 @@ def test_reader_training_refuses_labelled_outcomes_that_contradict_themselves(cl
                        path, "--out", tmp_path / "reader", "--no-progress"),
                    "outcomes.jsonl line 2", needle)
     assert path.read_bytes() == before and not (tmp_path / "reader" / "reader.json").exists()
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    from nlmcs.cli import main
+
+    out = tmp_path_factory.mktemp("run") / "run"
+    assert main(["ablation", "run", "--methods", "uct", "--map", "tiny", "--steps", "1",
+                 "--rollouts", "2", "--depth", "1", "--games", "2", "--workers", "1",
+                 "--no-progress", "--out", str(out)]) == 0
+    return out
+
+
+@pytest.mark.parametrize("change, needle", [
+    (lambda r: r.update(margin=r["margin"] + 5), "is not score"),
+    (lambda r: r.update(outcome="win" if r["outcome"] != "win" else "loss"), "but winner"),
+])
+def test_a_games_row_that_contradicts_itself_is_refused_by_its_line(cli, tiny_run, tmp_path,
+                                                                    change, needle):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(tiny_run, run)
+    lines = (run / "games.jsonl").read_text().splitlines()
+    row = json.loads(lines[1])
+    change(row)
+    lines[1] = json.dumps(row)
+    (run / "games.jsonl").write_text("\n".join(lines) + "\n")
+    before = (run / "games.jsonl").read_bytes()
+    assert_refused(cli("ablation", "report", run), "games.jsonl line 2", needle)
+    assert (run / "games.jsonl").read_bytes() == before

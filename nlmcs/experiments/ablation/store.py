@@ -61,6 +61,21 @@ def check_row(row: object) -> str | None:
             return f"field {key!r} has the wrong type ({type(value).__name__})"
     if row["outcome"] not in OUTCOMES:
         return f"unknown outcome {row['outcome']!r}"
+    return contradiction(row)
+
+
+def contradiction(row: dict) -> str | None:
+    """Why a well-typed row contradicts itself (its margin is not its scores' difference; its
+    outcome is not its winner's), or None: a report would count such a row as it claims."""
+    if abs(row["margin"] - (row["score"] - row["opponent_score"])) > 1e-4:
+        return (f"margin {row['margin']} is not score {row['score']} - opponent score "
+                f"{row['opponent_score']}")
+    if "winner" in row:
+        winner, finished = row["winner"], row.get("finished", True)
+        expected = ("draw" if finished else "undecided") if winner is None else \
+            ("win" if winner == 0 else "loss")
+        if row["outcome"] != expected:
+            return f"outcome {row['outcome']!r} but winner {winner}"
     return None
 
 
