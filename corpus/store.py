@@ -43,7 +43,9 @@ from nlmcs.files import (
     TEMP_SUFFIX,
     atomic_output,
     check_input,
+    check_unchanged,
     file_record,
+    file_version,
     parquet_rows,
     sha256_file,
     write_atomic,
@@ -151,10 +153,10 @@ def ingest(
     """
     directory = store_dir(name, root=root)
     files = log_files(list(paths))
-    hashes = []
+    hashes, versions = [], {}
     for path in files:
         try:
-            check_input(path, what="log file")
+            versions[path] = file_version(check_input(path, what="log file"))
         except UserInputError as err:
             if not path.exists() and not path.is_symlink():
                 raise UserInputError(f"{path}: no such log file") from None
@@ -167,11 +169,11 @@ def ingest(
             problem = verify_files(directory, meta)
             if problem is not None:
                 meta = _rebuild(directory, meta, problem, given={sha: p for p, sha in hashes})
-        return _ingest_locked(directory, meta, hashes, on_error)
+        return _ingest_locked(directory, meta, hashes, on_error, versions)
 
 
 def _ingest_locked(directory: Path, meta: dict | None, hashes: list[tuple[Path, str]],
-                   on_error: OnError) -> IngestSummary:
+                   on_error: OnError, versions: dict | None = None) -> IngestSummary:
     summary = IngestSummary(directory=directory)
     known_sha = {s["sha256"] for s in meta["sources"]} if meta else set()
     known_ids: dict[str, str] = {}
@@ -203,6 +205,9 @@ def _ingest_locked(directory: Path, meta: dict | None, hashes: list[tuple[Path, 
         summary.total_games = meta["counts"]["games"]
         summary.total_decisions = meta["counts"]["decisions"]
         return summary
+    for path, _ in hashes:  # hashed, then mined: both must have read the same file
+        if versions and path in versions:
+            check_unchanged(path, versions[path], again="ingest it again")
     new = concat(parts)
     final = _commit(directory, meta, new, sources, expect)
     summary.new_games = len(new.games)

@@ -29,7 +29,7 @@ from manual_pipeline.readers import FORMATS, Block, detect_format, looks_like_li
 from manual_pipeline.textio import SourceFile, inspect_file
 from manual_pipeline.writer import ArtifactWriter, writing
 from nlmcs.errors import UserInputError
-from nlmcs.files import check_input
+from nlmcs.files import check_input, check_unchanged
 
 log = logging.getLogger(__name__)
 notice = logging.getLogger("nlmcs.notice")
@@ -167,8 +167,12 @@ def ingest(
 
     def blocks() -> Generator[Block, None, None]:
         if fmt == "freeciv":
-            return freeciv.freeciv_blocks(checked)
-        return read_blocks(checked[0], fmt)
+            yield from freeciv.freeciv_blocks(checked)
+        else:
+            yield from read_blocks(checked[0], fmt)
+        for c in checked:  # hashed, then read: both must have seen the same file
+            if c.version:
+                check_unchanged(c.path, c.version, again="ingest it again")
 
     if not _has_text(blocks(), whole=fmt == "freeciv"):
         raise ManualError(f"{source}: no sentences found (the file holds no running text)")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from manual_pipeline.errors import ManualError
 from nlmcs.errors import UserInputError
-from nlmcs.files import check_input
+from nlmcs.files import check_input, file_version
 
 CHUNK_BYTES = 1 << 18
 """Bytes read per step of the checking pass."""
@@ -66,6 +66,8 @@ class SourceFile:
     sha256: str
     encoding: str
     compression: str | None = None
+    version: tuple = ()
+    """`nlmcs.files.file_version` before it was hashed: a parse checks it still is this file."""
 
 
 def inspect_file(path: Path, *, max_bytes: int | None = None) -> SourceFile:
@@ -73,9 +75,10 @@ def inspect_file(path: Path, *, max_bytes: int | None = None) -> SourceFile:
     path = Path(path)
     try:
         # Refuses folders, FIFOs (which would block the read forever), devices and link loops.
-        size = check_input(path, what="manual file").st_size
+        before = check_input(path, what="manual file")
     except UserInputError as err:
         raise ManualError(str(err)) from None
+    size, version = before.st_size, file_version(before)
     try:
         with open(path, "rb") as fh:
             head = fh.read(4096)
@@ -99,12 +102,12 @@ def inspect_file(path: Path, *, max_bytes: int | None = None) -> SourceFile:
     if problem == _NUL:
         raise ManualError(f"{path}: binary file (contains NUL bytes), not a manual")
     if problem is None:
-        return SourceFile(path, size, digest, encoding or "utf-8", compression)
+        return SourceFile(path, size, digest, encoding or "utf-8", compression, version)
     if encoding is not None:
         raise ManualError(f"{path}: not valid {encoding} text ({problem})")
     _, cp_problem = _hash_and_decode(path, "cp1252", compression)
     if cp_problem is None:
-        return SourceFile(path, size, digest, "cp1252", compression)
+        return SourceFile(path, size, digest, "cp1252", compression, version)
     raise ManualError(
         f"{path}: not UTF-8 text ({problem}) and not recognisable as another text encoding; "
         "convert it to UTF-8"

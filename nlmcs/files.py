@@ -89,6 +89,25 @@ def check_input(path: str | Path, *, what: str = "file", max_bytes: int | None =
     return info
 
 
+def file_version(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What says a file is still the one that was read: device, inode, size, modification time
+    (a file rewritten, appended to or replaced by a rename changes one of them)."""
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def check_unchanged(path: str | Path, version: tuple[int, int, int, int], *,
+                    again: str) -> None:
+    """Refuse a file that changed since `version` was taken (before it was read): what was read
+    may be half of the old file and half of the new one. `again` says what to do."""
+    try:
+        now = file_version(os.stat(path))
+    except OSError:
+        now = None
+    if now != version:
+        raise UserInputError(f"{path}: changed while it was being read; {again} once it is "
+                             "complete (nothing was stored)")
+
+
 def read_document(path: str | Path, *, what: str, max_bytes: int, toml: bool = False) -> dict:
     """The JSON object (or, with `toml`, the TOML table) in a user's file, checked first
     (`check_input`); a file that holds none is one `UserInputError` naming it."""

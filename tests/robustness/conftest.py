@@ -37,6 +37,7 @@ CLASSES = {
     "test_robust_overwrite.py": "outputs over inputs",
     "test_robust_derived.py": "derived files trusted blindly",
     "test_robust_sizes.py": "sizes",
+    "test_robust_changing.py": "files changing while read",
 }
 _OUTCOMES: dict[str, Counter[str]] = {}
 
