@@ -36,7 +36,7 @@ from nlmcs.commands import (
     relevance,
     serve,
 )
-from nlmcs.commands.options import HelpFormatter, check_paths
+from nlmcs.commands.options import HelpFormatter, check_paths, sectioned_help
 from nlmcs.errors import UserInputError, WorkerExited
 
 # Order here is the order in `nlmcs --help`.
@@ -51,9 +51,13 @@ class UsageError(UserInputError):
 class _Parser(argparse.ArgumentParser):
     """Usage errors in one line, like every other refusal (the usage is one --help away)."""
 
+    def format_help(self) -> str:
+        return sectioned_help(self) or super().format_help()
+
     def error(self, message: str):
         # "argument --steps: must be at least 1" reads as the other refusals do: "--steps must..."
-        message = re.sub(r"^argument ([^:]+): (?=must )", r"\1 ", message)
+        # (an option also named with its section, "--rollouts/--search.rollouts", by its first)
+        message = re.sub(r"^argument ([^:/]+)(/[^:]+)?: (?=must )", r"\1 ", message)
         raise UsageError(f"{self.prog}: {message} (see `{self.prog} --help`)")
 
 

@@ -192,23 +192,84 @@ def add_search_options(p, *, skip: tuple[str, ...] = ()) -> None:
                    help="start from a named model setting (`ModelConfig.preset`): default, "
                         "release, state-action (the manual ablations' fourth and fifth "
                         "attempts) or selecting (relevance that selects, docs/reading.md)")
-    add_fields(p, p.add_argument_group("search (`SearchConfig`)"), "search", SearchConfig,
+    add_fields(p, section(p, "search", "search (`SearchConfig`)"), "search", SearchConfig,
                skip=(*skip, *PRIOR_FIELDS))
-    add_fields(p, p.add_argument_group("model (`ModelConfig`)"), "model", ModelConfig,
-               skip=skip)
+    add_fields(p, section(p, "model", "model (`ModelConfig`)"), "model", ModelConfig, skip=skip)
     p.set_defaults(config_parser=p)
 
 
 def add_corpus_options(p) -> None:
-    g = p.add_argument_group("corpus (uct-corpus, flat-ucb-corpus, text-corpus)")
+    g = section(p, "corpus", "corpus (uct-corpus, flat-ucb-corpus, text-corpus)")
     add_fields(p, g, "corpus", CorpusOptions)
     add_fields(p, g, "search", SearchConfig, only=PRIOR_FIELDS)
-    r = p.add_argument_group("reader (uct-text, flat-ucb-text, uct-text-corpus, text-prior and "
+    r = section(p, "reader", "reader (uct-text, flat-ucb-text, uct-text-corpus, text-prior and "
                              "their random-text twins)")
     add_fields(p, r, "reader", ReaderOptions)
-    n = p.add_argument_group("network (puct-net, uct-net-prior)")
+    n = section(p, "net", "network (puct-net, uct-net-prior)")
     add_fields(p, n, "net", NetOptions)
     p.set_defaults(config_parser=p)
+
+
+HELP_SECTION = "--help-section"
+
+
+def section(p, name: str, title: str):
+    """An option group that `--help` names in one line rather than listing (`--help-section
+    NAME` lists it): a command's own options stay readable above the config sections."""
+    group = p.add_argument_group(title)
+    sections = p.__dict__.setdefault("help_sections", {})
+    if not sections:
+        p.add_argument(HELP_SECTION, metavar="NAME", action=SectionHelp,
+                       help="list one settings section (or all) and exit")
+    sections[name] = group
+    return group
+
+
+class SectionHelp(argparse.Action):
+    """`--help-section NAME`: the help with that section's options listed."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        sections = parser.help_sections
+        if values != "all" and values not in sections:
+            parser.error(f"{HELP_SECTION}: no section {values!r} (sections: "
+                         f"{', '.join(sections)}, all)")
+        parser.shown_sections = set(sections) if values == "all" else {values}
+        parser.print_help()
+        parser.exit()
+
+
+def sectioned_help(parser) -> str | None:
+    """The help of a command with settings sections: its own options listed, each section not
+    asked for in one line (None: a command without sections, helped as argparse does)."""
+    sections = getattr(parser, "help_sections", None)
+    if not sections:
+        return None
+    shown = getattr(parser, "shown_sections", set())
+    hidden = {id(g): name for name, g in sections.items() if name not in shown}
+    formatter = parser._get_formatter()
+    formatter.add_usage("%(prog)s [OPTIONS]", [], [])
+    formatter.add_text(parser.description)
+    rows = []
+    for group in parser._action_groups:
+        name = hidden.get(id(group))
+        if name is not None:
+            row = f"  {name:<8}{len(group._group_actions):>3} options  {group.title}"
+            rows.append(row if len(row) <= 78 else row[:74] + " ...")
+            continue
+        formatter.start_section(group.title)
+        formatter.add_text(group.description)
+        formatter.add_arguments(group._group_actions)
+        formatter.end_section()
+    if rows:
+        example = next(iter(sections.values()))._group_actions[0].option_strings
+        formatter.start_section("settings sections")
+        formatter.add_text("\n".join(textwrap.wrap(
+            f"Each option is also named with its section (e.g. {' or '.join(example)}); "
+            f"`{parser.prog} {HELP_SECTION} NAME` lists a section's options with their "
+            "defaults:", 76)) + "\n" + "\n".join(rows))
+        formatter.end_section()
+    formatter.add_text(parser.epilog)
+    return formatter.format_help()
 
 
 def add_fields(p, group, section: str, cls, *, skip=(), only=None) -> None:
@@ -227,7 +288,8 @@ def add_fields(p, group, section: str, cls, *, skip=(), only=None) -> None:
             kwargs["choices"] = spec.choices
         elif spec.kind in (int, float):
             kwargs["type"] = _number_option(spec)
-        group.add_argument("--" + spec.name.replace("_", "-"), **kwargs)
+        flag = spec.name.replace("_", "-")
+        group.add_argument(f"--{flag}", f"--{section}.{flag}", **kwargs)
         added.append(spec.name)
     fields = dict(p.get_default("config_fields") or {})
     fields[section] = (*fields.get(section, ()), *added)

@@ -191,13 +191,36 @@ def test_a_cross_field_rule_is_the_configs_own():
 
 def test_help_comes_from_the_field_docstrings_with_the_dataclass_defaults(capsys):
     with pytest.raises(SystemExit):
-        parse_command_line(["play", "--help"])
+        parse_command_line(["play", "--help-section", "all"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "--rollouts ROLLOUTS Roll-outs per real step. (default: 500)" in out
-    assert "--center, --no-center Train the output layer on R - b" in out
-    assert "(default: off)" in out and "--puct-c PUCT_C Exploration constant of PUCT" in out
+    assert ("--rollouts ROLLOUTS, --search.rollouts ROLLOUTS Roll-outs per real step. "
+            "(default: 500)") in out
+    assert "--center, --no-center, --model.center, --no-model.center Train the output" in out
+    assert "(default: off)" in out
+    assert "--puct-c PUCT_C, --search.puct-c PUCT_C Exploration constant of PUCT" in out
     assert "example: nlmcs play" in out
     assert "--model-preset {default,release,state-action,selecting}" in out
+
+
+@pytest.mark.parametrize("command", [["play"], ["ablation", "run"]])
+def test_help_lists_the_commands_own_options_and_names_each_settings_section(capsys, command):
+    with pytest.raises(SystemExit):
+        parse_command_line([*command, "--help"])
+    text = capsys.readouterr().out
+    assert len(text.splitlines()) <= 100
+    assert "--seed SEED" in text and "--rollouts ROLLOUTS," not in text  # a section's: hidden
+    for name in ("search", "model", "corpus", "reader", "net"):
+        assert f"\n    {name} " in text
+    with pytest.raises(SystemExit):
+        parse_command_line([*command, "--help-section", "search"])
+    shown = capsys.readouterr().out
+    assert "--depth DEPTH, --search.depth DEPTH" in shown and "--alpha ALPHA" not in shown
+
+
+def test_a_section_option_is_also_named_with_its_section():
+    plain = parse_command_line(["play", "--rollouts", "7", "--alpha", "0.2"])
+    dotted = parse_command_line(["play", "--search.rollouts", "7", "--model.alpha", "0.2"])
+    assert (plain.rollouts, plain.alpha) == (dotted.rollouts, dotted.alpha) == (7, 0.2)
 
 
 def _every_option(parser):
