@@ -24,6 +24,13 @@ from pathlib import Path
 
 from nlmcs.errors import UserInputError
 
+MAX_GAMES = 100_000
+"""Most games one run asks for (per method): every command plans its games before playing them,
+and 10**9 of them is gigabytes before the first game; 10**5 games of a minute each are already
+two months of one process."""
+MAX_SEED = 2**32 - 1
+"""Seeds are non-negative (numpy's SeedSequence refuses negative ones) and fit 32 bits."""
+
 
 @dataclass(frozen=True)
 class Range:

@@ -141,3 +141,19 @@ def test_every_field_has_a_docstring_and_the_command_sets_only_three():
     assert [f"{c.__name__}.{s.name}" for c, s in SPECS if not s.doc] == []
     assert {s.name for _, s in SPECS if s.set_by} == {"kind", "opponent", "log_decisions"}
     assert len(SPECS) == 56  # 22 model, 27 search, 7 corpus
+
+
+def test_the_specs_of_serving_and_labelling_check_themselves_by_their_fields():
+    from nlmcs.reader.outcomes import OutcomeSpec
+    from nlmcs.reader.train import FitSpec
+    from nlmcs.serve.config import ServeConfig
+
+    for make, needle in ((lambda: ServeConfig(max_games=0), "serve option max_games=0: must "
+                          "be at least 1"),
+                         (lambda: OutcomeSpec(candidates=1), "labelling option candidates=1: "
+                          "must be at least 2"),
+                         (lambda: FitSpec(lr=0.0), "fitting option lr=0.0: must be greater "
+                          "than 0")):
+        with pytest.raises(UserInputError) as err:
+            make()
+        assert needle in str(err.value)

@@ -17,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
-from nlmcs.fields import Range, field_specs, summary
+from nlmcs.fields import MAX_GAMES, MAX_SEED, Range, field_specs, summary
 from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions
 from nlmcs.model.config import MODEL_PRESETS, ModelConfig
 from nlmcs.search.config import SearchConfig
@@ -94,15 +94,11 @@ def float_option(*, low: float | None = None, high: float | None = None,
     return parse
 
 
-SEED = int_option(low=0, high=2**32 - 1)
+SEED = int_option(low=0, high=MAX_SEED)
 """Seeds are non-negative (numpy's SeedSequence refuses negative ones) and fit 32 bits, the
 run seeds `nlmcs.seeds.game_seed` hashes with a game's index."""
 COUNT = int_option(low=1)
 """Counts of steps, roll-outs, workers, results shown: at least 1."""
-MAX_GAMES = 100_000
-"""Most games one run asks for (per method): every command plans its games before playing them,
-and 10**9 of them is gigabytes before the first game; 10**5 games of a minute each are already
-two months of one process."""
 GAMES = int_option(low=1, high=MAX_GAMES)
 """Counts of games: at least 1, at most `MAX_GAMES`."""
 

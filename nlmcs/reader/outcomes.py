@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from nlmcs.errors import UserInputError
+from nlmcs.fields import MAX_GAMES, MAX_SEED, check_fields, option
 from nlmcs.files import write_atomic
 from nlmcs.jobs import local_executor, run_jobs
 from nlmcs.locking import store_lock
@@ -41,28 +42,26 @@ FORMAT = "nlmcs-reader-outcomes/1"
 
 @dataclass(frozen=True)
 class OutcomeSpec:
-    games: int = 200
-    seed: int = 0
-    turns: int = 100
+    games: int = option(200, low=1, high=MAX_GAMES)
+    """Games labelled."""
+    seed: int = option(0, low=0, high=MAX_SEED)
+    """S: labelled game i is played on the map of `map_seed(S, i)`."""
+    turns: int = option(100, low=1)
     """Game length: every candidate's game is played to this turn limit."""
     map: str = "small"
+    """Map preset."""
     opponent: str = "builtin"
     """Who plays: player 0 outside the tried move, and every other player."""
-    points: int = 16
+    points: int = option(16, low=1)
     """Decisions labelled per game: at a random turn, a random kind of agent of player 0
     (unit type, city, civilization), then one agent of that kind."""
-    candidates: int = 4
+    candidates: int = option(4, low=2)
     """Moves tried per decision (the AI's own and others at random)."""
     variant: str = ""
+    """A rule variant of the civ game ("": none)."""
 
     def __post_init__(self) -> None:
-        for name in ("games", "turns", "points"):
-            if getattr(self, name) < 1:
-                raise UserInputError(f"--{name} must be at least 1, got {getattr(self, name)}")
-        if self.candidates < 2:
-            raise UserInputError(f"--candidates must be at least 2, got {self.candidates}")
-        if self.seed < 0:
-            raise UserInputError(f"--seed must be 0 or more, got {self.seed}")
+        check_fields(self, "labelling option")
 
     def identity(self) -> dict:
         ident = asdict(self)

@@ -32,6 +32,7 @@ import torch
 
 from nlmcs import __version__
 from nlmcs.errors import UserInputError
+from nlmcs.fields import check_fields, option
 from nlmcs.files import atomic_output, write_atomic, write_csv_rows
 from nlmcs.reader.forward import build_query, collate
 from nlmcs.reader.outcomes import OutcomeSpec, label_outcomes, outcome_game
@@ -47,15 +48,16 @@ VALID_EVERY = 5
 @dataclass(frozen=True)
 class FitSpec:
     manual: str = "civ-guide"
-    epochs: int = 200
-    lr: float = 0.05
-    l2: float = 1e-3
+    """Manual whose sentences the reader weighs."""
+    epochs: int = option(200, low=1)
+    """Fitting epochs (the best held-out one is kept)."""
+    lr: float = option(0.05, above=0.0)
+    """Adam's step."""
+    l2: float = option(1e-3, low=0.0)
+    """L2 penalty on the weights."""
 
     def __post_init__(self) -> None:
-        if self.epochs < 1:
-            raise UserInputError(f"--epochs must be at least 1, got {self.epochs}")
-        if not self.lr > 0 or self.l2 < 0:
-            raise UserInputError("--lr must be positive and --l2 not negative")
+        check_fields(self, "fitting option")
 
 
 @dataclass

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nlmcs.fields import check_fields, option
 from nlmcs.games import game_entry
 
 GAME = "civ"
@@ -24,27 +25,31 @@ class ServeConfig:
     ingested (on request and at shutdown)."""
     map: str = "small"
     """Map preset of a new game when the client does not ask for another."""
-    max_turns: int | None = None
+    max_turns: int | None = option(None, low=1)
     """Turn limit of every game (None: the game's own, 100)."""
     ruleset: str = "classic"
-    human: int = 0
+    """Ruleset name or path."""
+    human: int = option(0, low=0, high=1)
     """The human's seat; the opponent plays the other."""
-    opponent_rollouts: int = 20
-    opponent_depth: int = 5
+    opponent_rollouts: int = option(20, low=1)
+    opponent_depth: int = option(5, low=1)
     """Search budget of a search opponent per turn (kept small: the player waits for it)."""
-    advice_rollouts: int = 10
-    advice_depth: int = 4
+    advice_rollouts: int = option(10, low=1)
+    advice_depth: int = option(4, low=1)
     """Search budget of the text agent's advice (one request, one search)."""
     manual: str = "civ-guide"
     """Manual the text agent reads for its advice (and a text opponent for its play)."""
-    max_games: int = 64
+    max_games: int = option(64, low=1)
     """Games held in memory at once; the least recently used is put back to its log (and
     resumed from it when asked for again)."""
-    max_body_bytes: int = 16_384
+    max_body_bytes: int = option(16_384, low=256)
     """Largest request body accepted; a move or an end of turn needs about 100 bytes."""
-    new_games_per_minute: int = 30
+    new_games_per_minute: int = option(30, low=1)
     """New games the server starts in any minute; more are refused (429): each leaves a log
     on disk, and anyone who reaches the server can ask."""
-    listed_logs: int = 50
+    listed_logs: int = option(50, low=1)
     """Unfinished games on disk the game list offers (the newest by change): a list request
     reads no more logs than this, however many there are."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "serve option")
