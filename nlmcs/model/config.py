@@ -99,6 +99,13 @@ class ModelConfig:
     (`nlmcs.model.kernels`); numpy: the plain reference they are checked against
     (`nlmcs.model.reference`). Both give the same values (within 1e-9) and the same games."""
 
+    @property
+    def hidden_rates(self) -> tuple[float, float]:
+        """(learning rate, L2 penalty) of the hidden layers' u and v: `hidden_alpha` and
+        `hidden_l2`, each `alpha` and `l2` where left at None (resolved here only)."""
+        return (self.alpha if self.hidden_alpha is None else self.hidden_alpha,
+                self.l2 if self.hidden_l2 is None else self.hidden_l2)
+
     def __post_init__(self) -> None:
         check_fields(self, "model option")
 

@@ -81,8 +81,8 @@ def _compiled_sweeps(net: ValueNetwork, batch: Batch, goal: float) -> None:
     rates = Rates(
         passes=cfg.passes, target=goal,
         rule=CONSISTENT if cfg.hidden_update == "consistent" else RELEASE, alpha=cfg.alpha,
-        l2=cfg.l2, h_alpha=cfg.alpha if cfg.hidden_alpha is None else cfg.hidden_alpha,
-        h_l2=cfg.l2 if cfg.hidden_l2 is None else cfg.hidden_l2, temperature=cfg.temperature)
+        l2=cfg.l2, h_alpha=cfg.hidden_rates[0], h_l2=cfg.hidden_rates[1],
+        temperature=cfg.temperature)
     tables = Tables(net.u, net.v, net.w)
     batch = batch.restored(net.rows)
     if batch.row_q is not None:

@@ -150,8 +150,7 @@ def update(rows: FeatureRows, decisions: Sequence[tuple[Signature, int, tuple[in
     """`passes` sweeps of the online updates over one roll-out's datapoints (sig, y, z), all
     learning `target`; the tables of `wt` change in place."""
     cfg = rows.config
-    h_alpha = cfg.alpha if cfg.hidden_alpha is None else cfg.hidden_alpha
-    h_l2 = cfg.l2 if cfg.hidden_l2 is None else cfg.hidden_l2
+    h_alpha, h_l2 = cfg.hidden_rates
     hidden = cfg.kind != "linear"
     for _ in range(cfg.passes):
         steps = {"w": [], "u": [], "v": []}  # (slots, values) to add once the sweep has scored
