@@ -182,22 +182,61 @@ class Game(abc.ABC):
         None when the game does not list them (the text reader then knows no vocabulary)."""
         return None
 
-    def compiled_players(self, state: State, policies: Sequence[Policy | str], first: int = -1):
+    def compiled_players(self, state: State, policies: Sequence[Policy | str],
+                         first: int = -1) -> CompiledPlayers | None:
         """An engine that plays these players from `state` in compiled code, the same games as
-        the reference loop (`runner.play_game`), or None where the game has none for them. It
-        has `play_in_place(state, turns, rng) -> turns played`; a player may be
-        `UNIFORM_ROLLOUT`. `first`: the player who chooses first in a turn (the others in seat
-        order after it), as in a search's roll-out; -1: seat order."""
+        the reference loop (`runner.play_game`), or None where the game has none for them; a
+        player may be `UNIFORM_ROLLOUT`. `first`: the player who chooses first in a turn (the
+        others in seat order after it), as in a search's roll-out; -1: seat order."""
         return None
 
-    def compiled_states(self, state: State, policies: Sequence[Policy | None], player: int):
+    def compiled_states(self, state: State, policies: Sequence[Policy | None],
+                        player: int) -> CompiledStates | None:
         """A maker of states held in compiled form, for roll-outs in which `player` gives its
         joint moves and every other player p is `policies[p]` (`player`'s entry is not read),
-        or None where the game has none.
-        It has `fits(state)` (a state of the same game and map) and `state(state)`: a copy
-        of `state` that answers what a search asks and plays a turn with
-        `play_turn(player, joint, rng)` (the others choosing after `player`, as in `step`)."""
+        or None where the game has none."""
         return None
+
+
+class CompiledPlayers(Protocol):
+    """What `Game.compiled_players` returns: whole turns of fixed players, in compiled code."""
+
+    def play_in_place(self, state: State, turns: int | None, rng: np.random.Generator) -> int:
+        """Play up to `turns` turns (None: to the end) on `state` itself, drawing from `rng` as
+        the reference loop would; the turns played."""
+        ...
+
+
+class BoardState(Protocol):
+    """A state held in compiled form: it answers what a search asks of a `State` (terminal,
+    legal actions, labels, the reward's scores) and plays a whole turn."""
+
+    def is_terminal(self) -> bool: ...
+
+    def play_turn(self, player: int, joint: JointAction, rng: np.random.Generator) -> None:
+        """`player`'s joint moves, then every other player's policy, then the turn's end (as
+        `step`)."""
+        ...
+
+
+class CompiledStates(Protocol):
+    """What `Game.compiled_states` returns: board states for one searching player's roll-outs."""
+
+    def fits(self, state: State) -> bool:
+        """A state of the same game and map (this maker may copy it)."""
+        ...
+
+    def state(self, state: State) -> BoardState:
+        """A board copy of `state`."""
+        ...
+
+    def packed(self, state: State) -> object:
+        """`state` packed once, for many copies (`copied`)."""
+        ...
+
+    def copied(self, packed: object) -> BoardState:
+        """A board state from a packed one (about 30x cheaper than `state`)."""
+        ...
 
 
 class Policy(Protocol):

@@ -8,6 +8,9 @@ compiled engine where it has one for these players (`SearchConfig.engine`): the 
 A planner whose `choose` asks only what a board state answers (the MC search with the uniform
 or typed roll-out policy) plays the whole roll-out on the compiled engine's board
 (`Opponents.board_state`, `Game.compiled_states`), its joint moves handed to the board's turn.
+The loop is one: a Python-engine roll-out is driven through `Turns`, which has the board
+state's `play_turn` (`nlmcs.games.base.BoardState`, the typed interface a second game's
+compiled engine implements to get these fast paths).
 Planners differ only in `choose` (epsilon-greedy on Q, a UCT tree walk, a root bandit) and in
 what they learn from the reward. Roll-out k of real step t draws all its chance from
 `rollout_rng(seed, t, k)`, so a roll-out's result does not depend on the process that runs it.
@@ -19,7 +22,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from nlmcs.games.base import UNIFORM_ROLLOUT, Game, JointAction, Policy, State, step
+from nlmcs.games.base import (
+    UNIFORM_ROLLOUT,
+    BoardState,
+    CompiledPlayers,
+    Game,
+    JointAction,
+    Policy,
+    State,
+    step,
+)
 from nlmcs.search.config import SearchConfig
 
 Chooser = Callable[[State, int], JointAction]
@@ -53,7 +65,7 @@ class Opponents:
                 out[p] = self._policies[p]
         return out
 
-    def compiled(self, state: State, player: int):
+    def compiled(self, state: State, player: int) -> CompiledPlayers | None:
         """The game's compiled engine for the rest of a roll-out in which `player` draws
         uniform roll-out moves and every other player its policy (None where there is none, or
         with engine "python")."""
@@ -63,7 +75,7 @@ class Opponents:
         players = [UNIFORM_ROLLOUT if p == player else others[p] for p in range(state.num_players)]
         return self.game.compiled_players(state, players, first=player)
 
-    def board_state(self, state: State, player: int, when: tuple = ()) -> State | None:
+    def board_state(self, state: State, player: int, when: tuple = ()) -> BoardState | None:
         """A copy of `state` on the compiled engine's board, every other player seated there
         with its policy, for roll-outs in which `player` gives its joint moves
         (`play_turn`); None where the game has no such engine, or with engine "python".
@@ -89,6 +101,27 @@ class Opponents:
         return ctx.copied(board)
 
 
+class Turns:
+    """A roll-out's turns on the Python engine, with the interface of a compiled board state
+    (`nlmcs.games.base.BoardState.play_turn`): one roll-out loop drives either; the rest of a
+    roll-out whose searching player only draws uniform moves goes to the compiled players."""
+
+    def __init__(self, state: State, player: int, opponents: Opponents):
+        self.state, self.player, self.opponents = state, player, opponents
+
+    def play_turn(self, player: int, joint: JointAction, rng: np.random.Generator) -> None:
+        step(self.state, player, joint, self.opponents.of(self.state, player), rng)
+
+    def finish_uniform(self, turns: int, rng: np.random.Generator) -> bool:
+        """Play up to `turns` turns in which the searching player draws uniform roll-out moves
+        on the game's compiled engine; False (nothing played) where it has none."""
+        fast = self.opponents.compiled(self.state, self.player)
+        if fast is None:
+            return False
+        fast.play_in_place(self.state, turns, rng)
+        return True
+
+
 def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
             opponents: Opponents, rng: np.random.Generator,
             leaf: Callable[[State, int], float] | None = None,
@@ -101,19 +134,15 @@ def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
     asks only what a board state answers, so the whole roll-out may play on the compiled
     engine's board (`Opponents.board_state`, `when` the real step the roll-out belongs to)."""
     board = opponents.board_state(root, player, when) if on_board and leaf is None else None
-    state = root.clone() if board is None else board
+    sim = Turns(root.clone(), player, opponents) if board is None else board
+    state = sim if board is not None else sim.state
     for depth in range(config.depth):
         if state.is_terminal():
             break
-        if board is not None:
-            board.play_turn(player, choose(board, depth), rng)
-            continue
-        if uniform_from is not None and uniform_from(depth):
-            fast = opponents.compiled(state, player)
-            if fast is not None:
-                fast.play_in_place(state, config.depth - depth, rng)
-                break
-        step(state, player, choose(state, depth), opponents.of(state, player), rng)
+        if board is None and uniform_from is not None and uniform_from(depth) \
+                and sim.finish_uniform(config.depth - depth, rng):
+            break
+        sim.play_turn(player, choose(state, depth), rng)
     if leaf is not None and not state.is_terminal():
         return float(leaf(state, player))
     return reward(state, player, config.reward, config.reward_weights)
