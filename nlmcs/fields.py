@@ -73,9 +73,9 @@ class FieldSpec:
 
     name: str
     kind: type
-    """bool, int, float, str or Mapping (names to numbers)."""
+    """bool, int, float, str, Mapping (names to numbers) or tuple (of one kind, `types[0]`)."""
     types: tuple[type, ...]
-    """Types a value of kind str may have (`str`, or `str` and `Path`)."""
+    """Types a value of kind str may have (`str`, or `str` and `Path`); a tuple's item type."""
     optional: bool
     """None is allowed."""
     choices: tuple | None
@@ -97,6 +97,8 @@ class FieldSpec:
             return value, f"must be {self.expects()}"
         if self.kind is bool:
             return value, None if isinstance(value, bool) else "must be true or false"
+        if self.kind is tuple:
+            return self._items(value)
         if self.kind in (int, float):
             return self._number(value)
         if self.kind is Mapping:
@@ -107,6 +109,21 @@ class FieldSpec:
             return {k: float(v) for k, v in value.items()}, None
         ok = isinstance(value, self.types)
         return value, None if ok else f"must be {self.expects()}"
+
+    def _items(self, value):
+        """A tuple of items of one kind, each checked as a field of that kind (and range)."""
+        if not isinstance(value, tuple | list):
+            return value, f"must be {self.expects()}"
+        item = FieldSpec(self.name, self.types[0], self.types, False, None, self.range,
+                         MISSING, "", None)
+        out = []
+        for x in value:
+            stored, problem = item.check(x)
+            if problem is not None:
+                return value, f"must be {self.expects()} ({x!r}: {problem})"
+            out.append(stored)
+        out = tuple(out)
+        return (value if out == value else out), None
 
     def _number(self, value):
         if self.kind is int:
@@ -125,8 +142,12 @@ class FieldSpec:
 
     def expects(self) -> str:
         """What a value must be, in words ("an integer at least 1", "a finite number ...")."""
-        what = {bool: "true or false", int: "an integer", float: "a finite number",
-                Mapping: "a table of names to numbers"}.get(self.kind, "a string")
+        kinds = {bool: "true or false", int: "an integer", float: "a finite number",
+                 Mapping: "a table of names to numbers"}
+        if self.kind is tuple:
+            item = {int: "integers", float: "finite numbers"}.get(self.types[0], "strings")
+            return f"a list of {item}" + (f" {self.range}" if self.range is not None else "")
+        what = kinds.get(self.kind, "a string")
         if self.range is not None:
             what += f" {self.range}"
         return what + (" or none" if self.optional else "")
@@ -171,6 +192,11 @@ def _read_hint(hint) -> tuple[type, tuple[type, ...], bool, tuple | None]:
         args = tuple(a for a in typing.get_args(hint) if a is not type(None))
         optional = len(args) < len(typing.get_args(hint))
     first = args[0]
+    if typing.get_origin(first) is tuple:
+        item, *rest = typing.get_args(first)
+        if rest != [Ellipsis] or item not in (int, float, str):
+            raise TypeError(f"a tuple config field holds one kind, tuple[T, ...], not {hint!r}")
+        return tuple, (item,), optional, None
     if typing.get_origin(first) is typing.Literal:
         choices = typing.get_args(first)
         return type(choices[0]), (type(choices[0]),), optional, choices

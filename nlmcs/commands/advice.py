@@ -110,9 +110,9 @@ def _audit_cli(args) -> int:
     )
     from nlmcs.files import sha256_file
 
+    turns = tuple(csv_ints(args.turns, "turns"))  # before the manual is built on first use
     manual, ruleset = load_for(args.manual, args.rules)
     rules = ruleset.get(csv_names(args.only or ""))
-    turns = tuple(csv_ints(args.turns, "--turns"))
     spec = AuditSpec(manual=manual.name,
                      manual_sha256=(manual.meta.get("source") or {}).get("sha256"),
                      rules_file=ruleset.path.name, rules_sha256=sha256_file(ruleset.path),

@@ -24,12 +24,14 @@ from concurrent.futures import Executor
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
 from nlmcs import __version__
 from nlmcs.errors import UserInputError
 from nlmcs.experiments.ablation.stats import discordant, mean_se, sign_test, signed_rank_test
+from nlmcs.fields import MAX_GAMES, MAX_SEED, check_fields, option
 from nlmcs.games.runner import GameHook, play_game
 from nlmcs.jobs import local_executor, run_jobs
 from nlmcs.runs import (
@@ -45,7 +47,7 @@ from nlmcs.runs import (
     write_run,
 )
 from nlmcs.runs import fingerprint as identity_fingerprint
-from nlmcs.seeds import CHANCE_RULE, LEGACY_CHANCE, chance_rng, game_seed
+from nlmcs.seeds import CHANCE_RULE, CHANCE_RULES, LEGACY_CHANCE, chance_rng, game_seed
 
 AUDIT_FORMAT = "nlmcs-advice-audit/1"
 ROW_FORMAT = "nlmcs-advice-game/1"
@@ -59,24 +61,32 @@ class AuditSpec:
     """Everything an audit plays (the number of games may grow; nothing else may change)."""
 
     manual: str
+    """The manual whose advice rules are audited."""
     manual_sha256: str | None
     rules_file: str
     rules_sha256: str
     rules: tuple[str, ...]
-    turns: tuple[int, ...]
-    games: int
-    seed: int
+    """The rules audited, by name."""
+    turns: tuple[int, ...] = option(low=1)
+    """Horizons: each rule's worth is read at these turns."""
+    games: int = option(low=1, high=MAX_GAMES)
+    """Paired seeds (game i from `game_seed(seed, i)`)."""
+    seed: int = option(low=0, high=MAX_SEED)
     base: str = "builtin:normal"
+    """Player 0 without the rule: a scripted policy or a search method."""
     opponent: str = "builtin:normal"
     map: str = "small"
-    max_turns: int | None = None
+    max_turns: int | None = option(None, low=1)
     """The game's turn limit; None = the longest horizon."""
-    rollouts: int = 30
-    depth: int = 5
+    rollouts: int = option(30, low=1)
+    depth: int = option(5, low=1)
     """Budget of a search base (ignored by scripted bases)."""
-    chance: str = CHANCE_RULE
+    chance: Literal[CHANCE_RULES] = CHANCE_RULE
     """The games' chance rule (`nlmcs.seeds`); folders stored before it was named used the
     legacy one, and resume with it (`stored_spec`)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "audit option")
 
     @property
     def limit(self) -> int:
@@ -105,8 +115,6 @@ def check_spec(spec: AuditSpec) -> None:
     if spec.max_turns is not None and max(spec.turns) > spec.max_turns:
         raise UserInputError(f"--turns {max(spec.turns)} is longer than the game's turn limit "
                              f"(--max-turns {spec.max_turns})")
-    if spec.games < 1:
-        raise UserInputError(f"--games must be at least 1, got {spec.games}")
 
 
 class _Horizons(GameHook):

@@ -36,6 +36,7 @@ BAD = [
     (("corpus", "record", "--name", "x", "--workers", "0"), "--workers"),
     (("corpus", "record", "--name", "x", "--games", "-3"), "--games"),
     (("game", "play", "--turns", "0"), "--turns"),
+    (("advice", "audit", "--turns", "0,5", "--games", "1"), "error: --turns needs"),
     (("game", "play", "--width", "-5"), "--width"),
     (("game", "series", "--games", "0"), "--games"),
     (("manual", "ingest", "x.md", "--max-mb", "nan"), "--max-mb"),
