@@ -162,8 +162,8 @@ def test_the_specs_of_serving_and_labelling_check_themselves_by_their_fields():
 def test_a_tuple_field_checks_each_item_as_a_field_of_its_kind():
     from nlmcs.experiments.advice_audit import AuditSpec
 
-    base = dict(manual="m", manual_sha256=None, rules_file="r", rules_sha256="x",
-                rules=("first-city",), games=2, seed=4)
+    base = {"manual": "m", "manual_sha256": None, "rules_file": "r", "rules_sha256": "x",
+            "rules": ("first-city",), "games": 2, "seed": 4}
     assert AuditSpec(**base, turns=[5, 10]).turns == (5, 10)  # a list from a file: a tuple
     for turns, needle in (((0, 5), "(0: must be at least 1)"), ("5", "a list of integers"),
                           ((5, 2.5), "(2.5: must be an integer")):
