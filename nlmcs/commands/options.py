@@ -269,12 +269,13 @@ def sectioned_help(parser) -> str | None:
 
 
 def add_fields(p, group, section: str, cls, *, skip=(), only=None) -> None:
-    """An option `--field-name` per field of `cls` (bar mappings, fields the command sets and
-    `skip`; or just `only`): choices from its Literal, its range checked as it is parsed, help
-    from its docstring, default None (not given); the names go into `config_fields`."""
+    """An option `--field-name` (also `--SECTION.field-name`) per field of `cls` (bar mappings,
+    tuples, fields the command sets and `skip`; or just `only`): choices from its Literal, its
+    range checked as it is parsed, help from its docstring, default None (not given); the names
+    go into `config_fields`."""
     added = []
     for spec in field_specs(cls):
-        if (spec.set_by or spec.kind is Mapping or spec.name in skip
+        if (spec.set_by or spec.kind in (Mapping, tuple) or spec.name in skip
                 or (only is not None and spec.name not in only)):
             continue
         kwargs: dict = {"dest": spec.name, "default": None, "help": _help(spec)}
