@@ -151,12 +151,12 @@ def _audit_cli(args) -> int:
 def _check_players(spec) -> None:
     """Refuse a bad base, opponent or map before any game runs."""
     from nlmcs.experiments.advice_audit import audit_game
-    from nlmcs.methods import METHODS
+    from nlmcs.methods import METHODS, opponent_policy
 
     game = audit_game(spec)
     if spec.base.partition(":")[0] not in METHODS:
         game.policy(spec.base)
-    game.policy(spec.opponent)
+    opponent_policy(game, spec.opponent)  # a network opponent too (net[:FILE])
 
 
 def register_bench(bench_sub) -> None:

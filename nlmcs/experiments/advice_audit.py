@@ -178,6 +178,7 @@ def base_policy(spec: AuditSpec, game, seed: int):
 def play_seed(spec: AuditSpec, rules, index: int, seed: int, fingerprint: str) -> dict:
     """Every arm of game `index`: one stored line."""
     from nlmcs.advice.policy import AdvisedPolicy
+    from nlmcs.methods import opponent_policy
 
     game = audit_game(spec)
     by_name = {r.name: r for r in rules}
@@ -187,7 +188,7 @@ def play_seed(spec: AuditSpec, rules, index: int, seed: int, fingerprint: str) -
         player = base if rule is None else AdvisedPolicy(base, by_name[rule], mode)
         hook = _Horizons(spec.turns)
         try:
-            play_game(game, {0: player, **{p: game.policy(spec.opponent)
+            play_game(game, {0: player, **{p: opponent_policy(game, spec.opponent)
                                            for p in range(1, game.num_players)}},
                       seed=seed, hooks=[hook], rng=chance_rng(seed, spec.chance))  # fmt: skip
         finally:

@@ -199,6 +199,17 @@ def test_audit_command_writes_its_tables_and_refuses_bad_input_in_one_line(tmp_p
         assert not folder.exists()
 
 
+def test_an_audit_plays_against_a_network_opponent_as_every_command_does(tmp_path, capsys):
+    """The opponent is made by `methods.opponent_policy`, as in play, ablations and series."""
+    folder = tmp_path / "audit"
+    code = main(["advice", "audit", "--only", "first-city", "--turns", "3", "--games", "1",
+                 "--opponent", "net", "--out", str(folder), "--no-progress"])
+    assert code == 0, capsys.readouterr().err
+    rows = read_rows(folder)
+    assert len(rows) == 1 and [a["arm"] for a in rows[0]["arms"]] == [
+        "base", "follow:first-city", "break:first-city"]
+
+
 def _small_audit(tmp_path, game, games=2):
     rules = rules_from(tmp_path, FIRST_CITY, game).rules
     spec = AuditSpec(manual="civ-guide", manual_sha256=None, rules_file="r", rules_sha256="x",
