@@ -54,17 +54,23 @@ def _bundle_at(directory: str, stamp: float) -> CorpusBundle:
     return CorpusBundle(load_corpus(directory))
 
 
+def recorded_corpus(corpus: str | Path | None) -> Path:
+    """The folder of a stored corpus by name or directory (None: `DEFAULT_CORPUS`); one line
+    saying how to record it where there is none."""
+    directory = find_corpus_dir(corpus or DEFAULT_CORPUS)
+    if not (directory / "meta.json").exists():
+        raise UserInputError(f"no corpus at {directory}; record one first, e.g. `nlmcs corpus "
+                             f"record --games 200 --name {directory.name}`")
+    return directory
+
+
 def corpus_bundle(corpus: str | Path | StoredCorpus | None) -> CorpusBundle:
     """Bundle for a name, a directory or a `StoredCorpus` (None: `DEFAULT_CORPUS`, which ships
     with the project); a stored one is loaded once per process and version."""
     if isinstance(corpus, StoredCorpus):
         return CorpusBundle(corpus)
-    directory = find_corpus_dir(corpus or DEFAULT_CORPUS)
-    meta = directory / "meta.json"
-    if not meta.exists():
-        raise UserInputError(f"no corpus at {directory}; record one first, e.g. `nlmcs corpus "
-                             f"record --games 200 --name {directory.name}`")
-    return _bundle_at(str(directory.resolve()), os.stat(meta).st_mtime)
+    directory = recorded_corpus(corpus)
+    return _bundle_at(str(directory.resolve()), os.stat(directory / "meta.json").st_mtime)
 
 
 def check_compatible(corpus: StoredCorpus, game) -> None:

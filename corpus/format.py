@@ -32,7 +32,7 @@ from nlmcs.files import MAX_LINE_BYTES, bounded_lines
 from nlmcs.games.base import Action
 from nlmcs.games.civ.serialize import FORMAT as CIV_STATE_FORMAT
 from nlmcs.games.registry import action_kinds, game_entry
-from nlmcs.seeds import CHANCE_RULES, TURN_CHANCE
+from nlmcs.seeds import NAMED_RULES
 
 log = logging.getLogger(__name__)
 
@@ -174,9 +174,9 @@ def _check_header(rec: dict, path: Path, line: int, expect_game: str | None,
     game = _need(rec, "game", str, path, line)
     ruleset = _need(rec, "ruleset", str, path, line)
     _count(rec, "seed", path, line, high=MAX_SEED)
-    if "chance" in rec and rec["chance"] not in (*CHANCE_RULES, TURN_CHANCE):
+    if "chance" in rec and rec["chance"] not in NAMED_RULES:
         raise _fail(path, line, f"unknown chance rule {str(rec['chance'])[:40]!r} (known: "
-                                f"{', '.join((*CHANCE_RULES, TURN_CHANCE))})")
+                                f"{', '.join(NAMED_RULES)})")
     players = _need(rec, "players", list, path, line)
     features = _need(rec, "state_features", list, path, line)
     if not features or not all(isinstance(f, str) for f in features):

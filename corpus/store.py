@@ -173,7 +173,7 @@ def ingest(
 
 
 def _ingest_locked(directory: Path, meta: dict | None, hashes: list[tuple[Path, str]],
-                   on_error: OnError, versions: dict | None = None) -> IngestSummary:
+                   on_error: OnError, versions: dict[Path, tuple]) -> IngestSummary:
     summary = IngestSummary(directory=directory)
     known_sha = {s["sha256"] for s in meta["sources"]} if meta else set()
     known_ids: dict[str, str] = {}
@@ -194,6 +194,8 @@ def _ingest_locked(directory: Path, meta: dict | None, hashes: list[tuple[Path, 
         known_sha.add(sha)
         report = ReadReport()
         mined_here = _mine_source(path, expect, known_ids, on_error, report)
+        # hashed, then mined: both must have read the same file
+        check_unchanged(path, versions[path], again="ingest it again")
         summary.problems.extend(report.problems)
         parts.extend(mined_here)
         sources.append({"path": str(path.resolve()), "sha256": sha, "games": len(mined_here),
@@ -205,9 +207,6 @@ def _ingest_locked(directory: Path, meta: dict | None, hashes: list[tuple[Path, 
         summary.total_games = meta["counts"]["games"]
         summary.total_decisions = meta["counts"]["decisions"]
         return summary
-    for path, _ in hashes:  # hashed, then mined: both must have read the same file
-        if versions and path in versions:
-            check_unchanged(path, versions[path], again="ingest it again")
     new = concat(parts)
     final = _commit(directory, meta, new, sources, expect)
     summary.new_games = len(new.games)

@@ -25,6 +25,7 @@ CHANCE_RULE = "seedsequence-1"  # SeedSequence([game seed, 1])
 LEGACY_CHANCE = "default-rng"  # default_rng(game seed): what unnamed stored runs used
 TURN_CHANCE = "per-turn-2"  # SeedSequence([game seed, 2, turn]): the browser's games
 CHANCE_RULES = (CHANCE_RULE, LEGACY_CHANCE)  # the rules play_game replays
+NAMED_RULES = (*CHANCE_RULES, TURN_CHANCE)  # every rule a stored log may name
 
 
 def game_seed(run_seed: int, *salt: int) -> int:

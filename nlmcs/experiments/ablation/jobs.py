@@ -19,6 +19,7 @@ from pathlib import Path
 
 from nlmcs import __version__
 from nlmcs.experiments.ablation.spec import AblationSpec, Arm
+from nlmcs.experiments.ablation.store import outcome_of
 from nlmcs.methods import get_method, method_model
 
 ROW_FORMAT = "nlmcs-ablation-game/1"
@@ -132,13 +133,6 @@ def _play_freeciv_job(job: GameJob) -> dict:
                         [float(x) for x in r["scores"]] or [0.0, 0.0], r["seconds_per_turn"])
     return game_row(job, result, wall_seconds=time.perf_counter() - started,
                     game_config=match.config.to_dict())
-
-
-def outcome_of(winner: int | None, finished: bool) -> str:
-    """The planner is player 0: win, loss, draw (over with no winner) or undecided."""
-    if winner is not None:
-        return "win" if winner == 0 else "loss"
-    return "draw" if finished else "undecided"
 
 
 def game_row(job: GameJob, result, *, wall_seconds: float, game_config: dict) -> dict:

@@ -235,15 +235,10 @@ class AblationSpec:
 def corpus_identity(options: CorpusOptions) -> dict:
     """The corpus the corpus methods read, by its games and its files' content hashes: games a
     `corpus record` or `corpus ingest` adds make it another corpus, and so another run."""
-    from corpus.bundle import DEFAULT_CORPUS
+    from corpus.bundle import recorded_corpus
     from corpus.meta import read_meta
-    from corpus.shipped import find_corpus_dir
 
-    directory = find_corpus_dir(options.corpus or DEFAULT_CORPUS)
-    meta = read_meta(directory)
-    if meta is None:
-        raise UserInputError(f"no corpus at {directory}; record one first, e.g. `nlmcs corpus "
-                             f"record --games 200 --name {directory.name}`")
+    meta = read_meta(recorded_corpus(options.corpus))
     files = {name: entry.get("sha256") for name, entry in sorted((meta.get("files") or {}).items())}
     content = json.dumps({"parts": meta.get("parts"), "files": files}, sort_keys=True)
     return {"games": meta["counts"]["games"],

@@ -64,18 +64,22 @@ def check_row(row: object) -> str | None:
     return contradiction(row)
 
 
+def outcome_of(winner: int | None, finished: bool) -> str:
+    """The planner is player 0: win, loss, draw (over with no winner) or undecided."""
+    if winner is not None:
+        return "win" if winner == 0 else "loss"
+    return "draw" if finished else "undecided"
+
+
 def contradiction(row: dict) -> str | None:
     """Why a well-typed row contradicts itself (its margin is not its scores' difference; its
     outcome is not its winner's), or None: a report would count such a row as it claims."""
     if abs(row["margin"] - (row["score"] - row["opponent_score"])) > 1e-4:
         return (f"margin {row['margin']} is not score {row['score']} - opponent score "
                 f"{row['opponent_score']}")
-    if "winner" in row:
-        winner, finished = row["winner"], row.get("finished", True)
-        expected = ("draw" if finished else "undecided") if winner is None else \
-            ("win" if winner == 0 else "loss")
-        if row["outcome"] != expected:
-            return f"outcome {row['outcome']!r} but winner {winner}"
+    if "winner" in row and row["outcome"] != outcome_of(row["winner"],
+                                                          row.get("finished", True)):
+        return f"outcome {row['outcome']!r} but winner {row['winner']}"
     return None
 
 
