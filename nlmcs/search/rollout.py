@@ -134,8 +134,11 @@ def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
     asks only what a board state answers, so the whole roll-out may play on the compiled
     engine's board (`Opponents.board_state`, `when` the real step the roll-out belongs to)."""
     board = opponents.board_state(root, player, when) if on_board and leaf is None else None
-    sim = Turns(root.clone(), player, opponents) if board is None else board
-    state = sim if board is not None else sim.state
+    if board is None:
+        sim = Turns(root.clone(), player, opponents)
+        state = sim.state
+    else:
+        sim = state = board
     for depth in range(config.depth):
         if state.is_terminal():
             break
