@@ -109,11 +109,28 @@ def local_pool(workers: int) -> Iterator[ProcessPoolExecutor]:
     pool.shutdown(wait=True)
 
 
+def quiet_thread(thread: threading.Thread | None) -> None:
+    """Let `thread` end by an exception without a traceback on stderr: the pool's manager
+    thread, whose workers this process is killing, can fail on a pipe they closed (seen once
+    in a test, as a "Thread-1" traceback after a clean SIGTERM exit); any other thread's
+    exception is reported as before."""
+    if thread is None:
+        return
+    previous = threading.excepthook
+
+    def hook(args) -> None:
+        if args.thread is not thread:
+            previous(args)
+
+    threading.excepthook = hook
+
+
 def _stop_now(pool: ProcessPoolExecutor) -> None:
     # Python 3.11 has no public way to stop a pool's running workers (3.14 adds
     # terminate_workers); without it, exit would wait for every game in flight to finish.
     procs = list((getattr(pool, "_processes", None) or {}).values())
     manager = getattr(pool, "_executor_manager_thread", None)
+    quiet_thread(manager)
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in procs:
         if proc.is_alive():

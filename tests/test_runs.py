@@ -154,3 +154,24 @@ def test_identities_hash_stably_and_name_their_changes():
     assert fingerprint({"b": 1, "a": [1, 2]}) == fingerprint(json.loads('{"a": [1, 2], "b": 1}'))
     assert identity_changes({"s": {"x": 1}}, {"s": {"x": 2}, "t": 3}) == [
         "s.x 1 -> 2", "t (absent) -> 3"]
+
+
+def test_the_stopped_pools_manager_thread_fails_quietly_and_other_threads_do_not():
+    import threading
+
+    from nlmcs.processes import quiet_thread
+
+    def fail():
+        raise OSError("handle is closed")
+
+    previous, reported = threading.excepthook, []
+    threading.excepthook = lambda args: reported.append(args.thread)
+    try:
+        manager, other = threading.Thread(target=fail), threading.Thread(target=fail)
+        quiet_thread(manager)
+        for thread in (manager, other):
+            thread.start()
+            thread.join()
+        assert reported == [other]
+    finally:
+        threading.excepthook = previous
