@@ -231,29 +231,29 @@ def make_planner(
                                                      corpus or CorpusOptions(), seed, kind)
     if method.meaning and method.planner != "mc":
         from nlmcs.reader.meaning import make_meaning_prior
-        from nlmcs.search.tree import product_prior
+        from nlmcs.search.tree import ProductPrior
 
         meaning = make_meaning_prior(method_text(name, manual), kind)
-        prior = meaning if prior is None else product_prior((prior, meaning), kind,
-                                                            search_config.prior_floor)
+        prior = meaning if prior is None else ProductPrior((prior, meaning), kind,
+                                                           search_config.prior_floor)
     if method.text_prior:
         from nlmcs.reader.prior import make_text_prior
-        from nlmcs.search.tree import product_prior
+        from nlmcs.search.tree import ProductPrior
 
         text = method_text(name, manual)
         text_prior = make_text_prior(text, game, (reader or ReaderOptions()).path(method.reads),
                                      kind)
-        prior = text_prior if prior is None else product_prior(
+        prior = text_prior if prior is None else ProductPrior(
             (prior, text_prior), kind, search_config.prior_floor)
     leaf = None
     if method.net:
-        from nlmcs.net.guide import load_guide, mixed_leaf
+        from nlmcs.net.guide import MixedLeaf, load_guide
 
         options = net or NetOptions()
         guide = load_guide(options.net, game)
         prior = guide
         if method.net == "policy-value":
-            leaf = mixed_leaf(guide, options.value_weight, search_config)
+            leaf = MixedLeaf(guide, options.value_weight, search_config)
             search_config = dataclasses.replace(search_config, depth=options.net_depth,
                                                 prior_mode="puct")
     if method.planner == "script":

@@ -110,11 +110,10 @@ class TimedEvaluator:
         self.rollout_seconds = []
         self.start = None
 
-    def agent_q(self, state, agent, actions):
-        return self._timed("agent_q", state, agent, actions)
-
-    def q_values(self, state, candidates, **kwargs):
-        return self._timed("q_values", state, candidates, **kwargs)
+    def q_values(self, state, candidates, *, sampled, rng):
+        part = "q_values" if sampled else "agent_q"  # unsampled: asked agent by agent
+        return self.clock.run(part, self.inner.q_values, state, candidates, sampled=sampled,
+                              rng=rng)
 
     def datapoint(self, state, agent, action, rng):
         return self._timed("datapoint", state, agent, action, rng)

@@ -79,7 +79,22 @@ class NetworkEvaluator:
     def reset(self) -> None:
         self.net.reset()
 
-    def agent_q(self, state, agent, actions) -> np.ndarray:
+    def q_values(self, state, candidates, *, sampled, rng):
+        if not sampled:
+            return [self._expected_q(state, agent, actions) for agent, actions in candidates], None
+        sigs: list[Signature] = []
+        sizes = []
+        for agent, actions in candidates:
+            sizes.append(len(actions))
+            sigs.extend(_signatures(state, agent, actions))
+        decisions = [self.net.sample(s, rng) for s in sigs]
+        flat = np.array([d.q for d in decisions])
+        bounds = np.cumsum([0, *sizes])
+        qs = [flat[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
+        return qs, [decisions[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
+
+    def _expected_q(self, state, agent, actions) -> np.ndarray:
+        """E[Q] of one agent's candidates."""
         key = state.candidates_key(agent, actions)
         if key is None:
             return self.net.expected_q(_signatures(state, agent, actions))
@@ -92,24 +107,6 @@ class NetworkEvaluator:
             found.flags.writeable = False
         return found
 
-    def q_values(self, state, candidates, *, sampled, rng):
-        sigs: list[Signature] = []
-        sizes = []
-        for agent, actions in candidates:
-            sizes.append(len(actions))
-            sigs.extend(_signatures(state, agent, actions))
-        if sampled:
-            decisions = [self.net.sample(s, rng) for s in sigs]
-            flat = np.array([d.q for d in decisions])
-        else:
-            decisions = None
-            flat = self.net.expected_q(sigs)
-        bounds = np.cumsum([0, *sizes])
-        qs = [flat[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
-        if decisions is None:
-            return qs, None
-        return qs, [decisions[bounds[i] : bounds[i + 1]] for i in range(len(sizes))]
-
     def datapoint(self, state, agent, action, rng) -> Decision:
         return self.net.sample(signature(state, agent, action), rng)
 
@@ -117,6 +114,7 @@ class NetworkEvaluator:
         return prepare(self.net, [d for d in datapoints if d is not None])
 
     def learn(self, prepared: Batch | Decisions | None, reward) -> None:
+        """Learn from a roll-out's `prepare`d datapoints (the loop always prepares them)."""
         learn(self.net, prepared, reward)
 
     def learned(self) -> tuple:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +23,8 @@ from nlmcs.net.checkpoint import Checkpoint, load
 from nlmcs.net.features import Encoder, Position, stack
 from nlmcs.net.model import agent_log_softmax, tensors
 from nlmcs.paths import shipped_dir
+from nlmcs.search.config import SearchConfig
+from nlmcs.search.rollout import reward
 
 
 class NetGuide:
@@ -82,16 +85,20 @@ class NetGuide:
 
 
 
-def mixed_leaf(guide: NetGuide, weight: float, config):
-    """A leaf scorer: `weight` x the network's value + (1 - weight) x the game's reward."""
-    from nlmcs.search.rollout import reward
+@dataclass(frozen=True)
+class MixedLeaf:
+    """A leaf scorer (the trees' `Leaf`): `weight` x the network's value + (1 - weight) x the
+    game's reward."""
 
-    def leaf(state: State, player: int) -> float:
+    guide: NetGuide
+    weight: float
+    config: SearchConfig
+
+    def __call__(self, state: State, player: int) -> float:
+        weight, config = self.weight, self.config
         game = reward(state, player, config.reward, config.reward_weights) if weight < 1 else 0.0
-        value = guide.value(state, player) if weight > 0 else 0.0
+        value = self.guide.value(state, player) if weight > 0 else 0.0
         return weight * value + (1.0 - weight) * game
-
-    return leaf
 
 
 SHIPPED = {"civ": "civ.pt"}

@@ -11,10 +11,12 @@ for each player is the value target of that player's positions.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
+from nlmcs.fields import MAX_SEED, check_fields, option
 from nlmcs.games.base import Action, AgentId
 from nlmcs.net.samples import Samples, result_of
 from nlmcs.seeds import chance_rng
@@ -30,29 +32,41 @@ class NetGameJob:
     """Player 1: "self" (the same network searching), "net:PATH" (another checkpoint's
     PUCT) or a scripted player spec."""
     game: str
-    game_options: dict
-    seed: int
-    rollouts: int
-    net_depth: int
-    value_weight: float
-    puct_c: float
-    prior_floor: float
-    temperature_turns: int = 0
+    """The game's name (`nlmcs.games.make_game`)."""
+    game_options: Mapping[str, object]
+    """Its keyword options."""
+    seed: int = option(low=0, high=MAX_SEED)
+    """The game's seed."""
+    rollouts: int = option(low=1)
+    """PUCT simulations per step."""
+    net_depth: int = option(low=1)
+    """Simulated turns below the tree before the network's value scores the leaf."""
+    value_weight: float = option(low=0.0, high=1.0)
+    """A leaf's score: this share of the network's value, the rest the game's reward."""
+    puct_c: float = option(above=0.0)
+    """PUCT's exploration constant."""
+    prior_floor: float = option(low=0.0, high=1.0)
+    """Share of uniform mixed into the network's prior."""
+    temperature_turns: int = option(0, low=0)
     """Self-play: turns in which moves are drawn from the visit shares."""
-    dirichlet_alpha: float = 0.3
-    noise_share: float = 0.0
+    dirichlet_alpha: float = option(0.3, above=0.0)
+    """Self-play: concentration of the root noise."""
+    noise_share: float = option(0.0, low=0.0, high=1.0)
     """Self-play: share of Dirichlet noise in the root priors (0 when judging)."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "network game option")
 
 
 def _planner(job, guide, game, seed, noise: bool):
-    from nlmcs.net.guide import mixed_leaf
+    from nlmcs.net.guide import MixedLeaf
     from nlmcs.search.config import SearchConfig
     from nlmcs.search.uct import UCTPlanner
 
     config = SearchConfig(rollouts=job.rollouts, depth=job.net_depth, prior_mode="puct",
                           puct_c=job.puct_c, prior_floor=job.prior_floor, opponent="builtin")
     return UCTPlanner(game=game, config=config, seed=seed, prior=guide,
-                      leaf=mixed_leaf(guide, job.value_weight, config),
+                      leaf=MixedLeaf(guide, job.value_weight, config),
                       root_noise=(job.dirichlet_alpha, job.noise_share) if noise else None)
 
 

@@ -1,31 +1,36 @@
 """The seam between the Monte-Carlo loop and a value model (after OpenSpiel's `Evaluator`).
 
-`Evaluator` is what the loop asks: the Q of every candidate action of every agent of a simulated
-step (one batched call, or agent by agent), the datapoint of a chosen action, and learning from a
-finished roll-out (the process that played it prepares its datapoints once, and every replica
-learns from the prepared form). `Replica` is what the roll-out worker processes ask of the
-replicas they each hold (`nlmcs.search.workers`): to bring the parent's copy up to date cheaply
-and to share scores. The text-grounded network is one evaluator (`nlmcs.model.evaluator`);
-`ConstantEvaluator` (Q = 0, no learning) turns the loop into plain epsilon-random roll-outs and
-is what the loop's tests use.
+`Evaluator` is all the loop asks of a model, in four methods: forget the last real step, the Q of
+candidates, the datapoint of a chosen action, learn from a finished roll-out. What some models
+offer beyond that is asked for by type, never by a hidden attribute:
+
+- `WarmsUp`: compiled code to load before anything is timed;
+- `Explains`: the model's side of a decision record (what it read to value a move);
+- `Replica`: what the in-step roll-out worker processes (`nlmcs.search.workers`, `play
+  --workers N`) need of the copies they hold: a roll-out's datapoints prepared once, in the
+  process that played it, and ways to bring a copy up to date and to share scores.
+
+A model that is not a `Replica` searches in one process (every experiment plays one process a
+game anyway). The text-grounded network is all four (`nlmcs.model.evaluator`);
+`ConstantEvaluator` (Q = 0, no learning) is only an `Evaluator`, and turns the loop into plain
+epsilon-random roll-outs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from nlmcs.errors import UserInputError
 from nlmcs.games.base import Action, AgentId, State
 
 Candidates = Sequence[tuple[AgentId, Sequence[Action]]]
 
 
+@runtime_checkable
 class Evaluator(Protocol):
-    def warm_up(self) -> None:
-        """Load whatever the model loads lazily (compiled code), before anything is timed."""
-
     def reset(self) -> None:
         """Forget what the value function learned for the last real step."""
 
@@ -37,27 +42,38 @@ class Evaluator(Protocol):
         sampled: bool,
         rng: np.random.Generator,
     ) -> tuple[list[np.ndarray], list[list[object]] | None]:
-        """Q of each action of each agent; with `sampled`, also each candidate's datapoint."""
-
-    def agent_q(self, state: State, agent: AgentId, actions: Sequence[Action]) -> np.ndarray:
-        """`q_values` of one agent, not sampled."""
+        """Q of each action of each agent; with `sampled`, also each candidate's datapoint.
+        Unsampled, nothing is drawn from `rng` and an agent's Q depends on its own candidates
+        alone, so the loop may ask agent by agent (only of agents that do not explore)."""
 
     def datapoint(self, state: State, agent: AgentId, action: Action, rng) -> object:
         """A training datapoint for the chosen action (hidden units drawn now)."""
 
-    def prepare(self, datapoints: Sequence[object]) -> object:
-        """One roll-out's datapoints made ready to learn from, in the process that played it
-        (what is shipped to every replica instead of the datapoints)."""
+    def learn(self, datapoints: object, reward: float) -> None:
+        """Learn from one roll-out's datapoints (a `Replica`: their `prepare`d form) and its
+        reward."""
 
-    def learn(self, prepared: object, reward: float) -> None:
-        """Learn from one prepared roll-out and its reward."""
 
+@runtime_checkable
+class WarmsUp(Protocol):
+    def warm_up(self) -> None:
+        """Load whatever the model loads lazily (compiled code), before anything is timed."""
+
+
+@runtime_checkable
+class Explains(Protocol):
     def explain(self, state: State, agent: AgentId, action: Action, rng) -> dict:
         """The model's side of one decision record (what it read to value `action`), merged
-        into the decision log; {} when it has nothing to add."""
+        into the decision log."""
 
 
+@runtime_checkable
 class Replica(Protocol):
+    def prepare(self, datapoints: Sequence[object]) -> object:
+        """One roll-out's datapoints made ready to learn from, in the process that played it
+        (what is shipped to every replica instead of the datapoints; independent of the
+        weights)."""
+
     def shared_memory(self, ctx, workers: int) -> object | None:
         """Memory the workers' replicas share scores through, made before they start; None
         when the model shares nothing."""
@@ -84,21 +100,24 @@ class Replica(Protocol):
         """Become identical to the replica whose `changes()` these are."""
 
 
-class ReplicatedEvaluator(Evaluator, Replica, Protocol):
-    """An evaluator whose roll-outs may run in worker processes."""
+def prepared(evaluator: Evaluator, datapoints: list) -> object:
+    """What a finished roll-out hands on to be learned: a replica's prepared form, else the
+    datapoints themselves."""
+    return evaluator.prepare(datapoints) if isinstance(evaluator, Replica) else datapoints
+
+
+def check_replicable(evaluator: Evaluator, workers: int) -> None:
+    """Roll-outs in `workers` > 1 processes need an evaluator that replicates."""
+    if workers > 1 and not isinstance(evaluator, Replica):
+        raise UserInputError(f"--workers {workers}: {type(evaluator).__name__} cannot be "
+                             "copied into roll-out workers; search with --workers 1")
 
 
 class ConstantEvaluator:
     """Q = 0 everywhere and nothing to learn."""
 
-    def warm_up(self) -> None:
-        pass
-
     def reset(self) -> None:
         pass
-
-    def agent_q(self, state, agent, actions) -> np.ndarray:
-        return np.zeros(len(actions))
 
     def q_values(self, state, candidates, *, sampled, rng):
         qs = [np.zeros(len(actions)) for _, actions in candidates]
@@ -107,32 +126,5 @@ class ConstantEvaluator:
     def datapoint(self, state, agent, action, rng):
         return None
 
-    def prepare(self, datapoints):
-        return None
-
-    def learn(self, prepared, reward) -> None:
-        pass
-
-    def explain(self, state, agent, action, rng) -> dict:
-        return {}
-
-    def shared_memory(self, ctx, workers: int) -> None:
-        return None
-
-    def share_scores(self, memory, worker: int, workers: int) -> None:
-        pass
-
-    def learned(self) -> None:
-        return None
-
-    def load_learned(self, learned) -> None:
-        pass
-
-    def keep_changes(self) -> None:
-        pass
-
-    def changes(self) -> None:
-        return None
-
-    def load_changes(self, changes) -> None:
+    def learn(self, datapoints, reward) -> None:
         pass

@@ -22,7 +22,7 @@ import numpy as np
 
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.evaluator import ReplicatedEvaluator
+from nlmcs.search.evaluator import Evaluator, Explains
 from nlmcs.search.mc_rollouts import RolloutCore, RolloutResult, greedy
 from nlmcs.search.planner import step_stats
 from nlmcs.search.policies import RolloutPolicy
@@ -33,7 +33,7 @@ from nlmcs.search.workers import make_executor
 class MCPlanner:
     """The per-step search; `choose` returns the real joint move of `player`."""
 
-    def __init__(self, *, game: Game, evaluator: ReplicatedEvaluator, config: SearchConfig,
+    def __init__(self, *, game: Game, evaluator: Evaluator, config: SearchConfig,
                  seed: int, prior: Prior | None = None,
                  rollout_policy: RolloutPolicy | None = None):
         self.config = config
@@ -93,7 +93,7 @@ class MCPlanner:
                 "candidates": [{"action": list(a), "q": float(v)}
                                for a, v in zip(actions, q, strict=True)],  # fmt: skip
             }
-            if agent in move:
+            if agent in move and isinstance(ev, Explains):
                 rec.update(ev.explain(state, agent, move[agent], rng))
             rec.update(prior_explanation(self.core.prior, state, agent, actions))
             records.append(rec)

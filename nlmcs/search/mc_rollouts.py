@@ -25,7 +25,7 @@ import numpy as np
 
 from nlmcs.games.base import Action, AgentId, Game, State
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.evaluator import ReplicatedEvaluator
+from nlmcs.search.evaluator import Evaluator, WarmsUp, prepared
 from nlmcs.search.policies import (
     RolloutPolicy,
     TypedRollout,
@@ -41,7 +41,7 @@ class RolloutResult:
     index: int
     reward: float
     first: dict[AgentId, Action]
-    prepared: object = None  # the roll-out's datapoints, made ready to learn from
+    prepared: object = None  # the roll-out's datapoints (a replica's: made ready to learn from)
 
 
 def epsilon_greedy(q: np.ndarray, eps: float, rng: np.random.Generator) -> int | None:
@@ -62,7 +62,7 @@ def greedy(q: np.ndarray, rng: np.random.Generator) -> int:
 class RolloutCore:
     """Everything one roll-out needs; a copy lives in each worker process."""
 
-    def __init__(self, game: Game, evaluator: ReplicatedEvaluator, config: SearchConfig,
+    def __init__(self, game: Game, evaluator: Evaluator, config: SearchConfig,
                  prior: Prior | None = None, rollout_policy: RolloutPolicy | None = None):
         self.evaluator = evaluator
         self.config = config
@@ -85,7 +85,8 @@ class RolloutCore:
         evaluator's compiled kernels, and the game's compiled engine through one throwaway
         roll-out from a fresh initial state, with opponents and chance of its own (the real
         game's opponents, roll-outs and evaluator are untouched)."""
-        self.evaluator.warm_up()
+        if isinstance(self.evaluator, WarmsUp):
+            self.evaluator.warm_up()
         if self.config.engine != "compiled":
             return
         game = self.opponents.game
@@ -120,7 +121,7 @@ class RolloutCore:
 
         r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng,
                     on_board=self.on_board, when=(step, seed))
-        return RolloutResult(index, r, first, self.evaluator.prepare(datapoints))
+        return RolloutResult(index, r, first, prepared(self.evaluator, datapoints))
 
     def root_bias(self, root: State, player: int, when: tuple = ()
                   ) -> dict[AgentId, np.ndarray]:
@@ -153,7 +154,8 @@ class RolloutCore:
             p = bias.get(agent) if bias else None
             k = None  # explore (the draw epsilon_greedy makes), else the best Q
             if rng.random() >= eps:
-                q = qs[i] if qs is not None else self.evaluator.agent_q(state, agent, actions)
+                q = qs[i] if qs is not None else self.evaluator.q_values(
+                    state, ((agent, actions),), sampled=False, rng=rng)[0][0]
                 k = greedy(q if p is None else q + cfg.prior_weight * p, rng)
             if k is None and p is not None:
                 k = int(rng.choice(len(actions), p=p))

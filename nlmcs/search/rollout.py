@@ -33,6 +33,7 @@ from nlmcs.games.base import (
     step,
 )
 from nlmcs.search.config import SearchConfig
+from nlmcs.search.tree import Leaf
 
 Chooser = Callable[[State, int], JointAction]
 """`choose(state, depth) -> joint action` of the searching player at simulated step `depth`."""
@@ -124,7 +125,7 @@ class Turns:
 
 def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
             opponents: Opponents, rng: np.random.Generator,
-            leaf: Callable[[State, int], float] | None = None,
+            leaf: Leaf | None = None,
             uniform_from: Callable[[int], bool] | None = None, on_board: bool = False,
             when: tuple = ()) -> float:
     """Play one roll-out of at most `config.depth` turns from `root`; return its reward, or,

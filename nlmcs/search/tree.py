@@ -17,15 +17,36 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from nlmcs.games.base import Action, AgentId, State
 from nlmcs.search.config import SearchConfig
 
-Prior = Callable[[State, AgentId, list[Action]], "Sequence[float] | None"]
-"""`prior(state, agent, actions)`: a value per action (NaN: no opinion), or None. For the "visits"
-mode a value in [0, 1]; for "puct" a non-negative weight (normalised here)."""
+
+@runtime_checkable
+class Prior(Protocol):
+    def __call__(self, state: State, agent: AgentId, actions: list[Action]
+                 ) -> Sequence[float] | None:
+        """A value per action (NaN: no opinion), or None. For the "visits" mode a value in
+        [0, 1]; for "puct" a non-negative weight (normalised here)."""
+
+
+@runtime_checkable
+class ExplainedPrior(Prior, Protocol):
+    """A prior that says what it read (the text readers), for the decision log."""
+
+    def explain(self, state: State, agent: AgentId, actions: list[Action]) -> dict:
+        """Its side of one decision record; {} when it has nothing to say."""
+
+
+@runtime_checkable
+class Leaf(Protocol):
+    def __call__(self, state: State, player: int) -> float:
+        """The value for `player` of a roll-out's last state, where the game goes on (a value
+        network's), instead of the game's reward."""
 
 Select = Callable[["Node", "Node", float], float]
 """`select(parent, child, c)`: the score a child is picked by (highest first)."""
@@ -75,29 +96,37 @@ def policy(values: Sequence[float] | None, m: int, floor: float) -> np.ndarray:
     return (1.0 - floor) * p + floor / m
 
 
-def product_prior(priors: Sequence[Prior], kind: str, floor: float) -> Prior:
-    """Several priors as one: the normalised product of their policies (each mixed with
-    `floor` of uniform, so none vetoes a move); "value" kind scales it to [0, 1]."""
+@dataclass(frozen=True)
+class ProductPrior:
+    """Several priors as one: the normalised product of their policies (each mixed with `floor`
+    of uniform, so none vetoes a move); the "value" kind scales it to [0, 1]. It explains
+    itself by the first of its parts that does (the text reader)."""
 
-    def prior(state: State, agent: AgentId, actions: list[Action]) -> np.ndarray:
+    parts: tuple[Prior, ...]
+    kind: str
+    floor: float
+
+    def __call__(self, state: State, agent: AgentId, actions: list[Action]) -> np.ndarray:
         p = np.ones(len(actions))
-        for each in priors:
-            p *= policy(each(state, agent, actions), len(actions), floor)
+        for each in self.parts:
+            p *= policy(each(state, agent, actions), len(actions), self.floor)
         p /= p.sum()
-        return p / p.max() if kind == "value" else p
+        return p / p.max() if self.kind == "value" else p
 
-    explaining = [each for each in priors if hasattr(each, "explain")]
-    if explaining:  # the decision log shows what the text reader advised
-        prior.explain = explaining[0].explain  # type: ignore[attr-defined]
-    return prior
+    def explain(self, state: State, agent: AgentId, actions: list[Action]) -> dict:
+        for each in self.parts:
+            if isinstance(each, ExplainedPrior):
+                return each.explain(state, agent, actions)
+        return {}
 
 
 def prior_explanation(prior: Prior | None, state: State, agent: AgentId,
                       actions: Sequence[Action]) -> dict:
     """What a prior that explains itself (the text reader) says of one decision, for the
     decision log; {} for any other."""
-    explain = getattr(prior, "explain", None)
-    return explain(state, agent, list(actions)) if explain is not None and actions else {}
+    if isinstance(prior, ExplainedPrior) and actions:
+        return prior.explain(state, agent, list(actions))
+    return {}
 
 
 def selection(config: SearchConfig, prior: Prior | None) -> tuple[Select, float]:

@@ -22,7 +22,6 @@ results are the same for a seed whatever `workers` says.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 import numpy as np
 
@@ -33,6 +32,7 @@ from nlmcs.search.planner import step_stats
 from nlmcs.search.policies import RolloutPolicy, UniformRollout, make_rollout_policy
 from nlmcs.search.rollout import Opponents, rollout, rollout_rng
 from nlmcs.search.tree import (
+    Leaf,
     Node,
     Prior,
     Select,
@@ -47,7 +47,7 @@ from nlmcs.search.tree import (
 class UCTPlanner:
     def __init__(self, *, game: Game, config: SearchConfig, seed: int, prior: Prior | None = None,
                  rollout_policy: RolloutPolicy | None = None, select: Select | None = None,
-                 leaf: Callable[[State, int], float] | None = None,
+                 leaf: Leaf | None = None,
                  root_noise: tuple[float, float] | None = None):
         self.config = config
         self.leaf = leaf

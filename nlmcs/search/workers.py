@@ -9,8 +9,9 @@ roll-out does not change its result (its chance comes from its index alone and e
 the batch's weights). The parent does not learn during a step (it would be one process more than
 there are workers competing for the cores); when it needs its weights (the end of a step), the
 workers learn the last batch and the first sends back the weights that moved since the last step
-(`Replica.changes`: a share of the 8 MB tables, which took ~28 ms to send whole), which, the
-replicas being identical, is what replaying the updates would have given. Each worker pins torch
+(`Replica.changes` of `nlmcs.search.evaluator`: a share of the 8 MB tables, which took ~28 ms to
+send whole), which, the replicas being identical, is what replaying the updates would have
+given. Each worker pins torch
 and BLAS to one thread (parallelism is over processes); the process that builds the workers keeps
 its own thread settings.
 
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from nlmcs.errors import WorkerExited
 from nlmcs.processes import one_thread_environment, worker_setup
+from nlmcs.search.evaluator import check_replicable
 from nlmcs.search.mc_rollouts import RolloutResult
 
 if TYPE_CHECKING:
@@ -128,9 +130,10 @@ class ProcessExecutor:
     search with `WorkerExited`, which names it and how it ended, once the others are stopped."""
 
     def __init__(self, core: RolloutCore, workers: int):
+        self.conns, self.procs = [], []
+        check_replicable(core.evaluator, workers)
         self.core = core
         self.unapplied = False  # a batch was run and not applied yet
-        self.conns, self.procs = [], []
         ctx = mp.get_context("spawn")
         blob = pickle.dumps(core)
         # Scores the workers share (made before they start, which inherit it), if the

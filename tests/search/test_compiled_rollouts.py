@@ -109,6 +109,11 @@ def test_a_typed_rollout_stays_on_the_reference(monkeypatch):
         assert bool(asked) is expect
 
 
+def _agent_q(ev, state, agent, actions):
+    """E[Q] of one agent's candidates, as the roll-outs ask it."""
+    return ev.q_values(state, ((agent, actions),), sampled=False, rng=None)[0][0]
+
+
 def test_the_value_of_a_board_agents_candidates_is_kept_until_a_weight_changes():
     """E[Q] of an agent's candidates on a board is asked once per situation and set of weights:
     equal to the reference state's, dropped when a weight changes."""
@@ -124,13 +129,13 @@ def test_the_value_of_a_board_agents_candidates_is_kept_until_a_weight_changes()
     same = board.clone()  # another state in the same situation
     for (agent, actions), (_, ref_actions) in zip(board.agent_actions(0), state.agent_actions(0),
                                                   strict=True):
-        q = ev.agent_q(board, agent, actions)
+        q = _agent_q(ev, board, agent, actions)
         assert np.array_equal(q, ev.net.expected_q(_signatures(state, agent, ref_actions)))
-        assert ev.agent_q(same, agent, dict(same.agent_actions(0))[agent]) is q
+        assert _agent_q(ev, same, agent, dict(same.agent_actions(0))[agent]) is q
     agent, actions = board.agent_actions(0)[-1]
-    q = ev.agent_q(board, agent, actions)
+    q = _agent_q(ev, board, agent, actions)
     ev.net.weights_changed()
-    again = ev.agent_q(board, agent, actions)
+    again = _agent_q(ev, board, agent, actions)
     assert again is not q and np.array_equal(again, q)
 
 

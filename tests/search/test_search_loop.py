@@ -64,8 +64,14 @@ def test_q_asked_only_of_agents_that_exploit_plays_the_same_moves(eps):
     net.w[:] += np.random.default_rng(1).normal(0, 0.01, size=net.w.shape)
     net.weights_changed()
     asked = []
-    agent_q = core.evaluator.agent_q
-    core.evaluator.agent_q = lambda s, a, acts: asked.append(a) or agent_q(s, a, acts)
+    q_values = core.evaluator.q_values
+
+    def counted(s, candidates, *, sampled, rng):  # the roll-outs ask E[Q] agent by agent
+        if not sampled and len(candidates) == 1:
+            asked.extend(agent for agent, _ in candidates)
+        return q_values(s, candidates, sampled=sampled, rng=rng)
+
+    core.evaluator.q_values = counted
     for seed in range(20):
         lazy_dp, eager_dp = [], []
         lazy = core.joint_move(state, 0, eps, np.random.default_rng(seed), learn=True,

@@ -18,6 +18,34 @@ from nlmcs.search.mc_rollouts import RolloutResult
 from nlmcs.search.workers import SOCKET_BUFFER, ProcessExecutor, _large_buffers
 
 
+class Copies(ConstantEvaluator):
+    """Q = 0, and replicas with nothing to share or copy (what the executor asks of one)."""
+
+    def prepare(self, datapoints):
+        return None
+
+    def shared_memory(self, ctx, workers):
+        return None
+
+    def share_scores(self, memory, worker, workers):
+        pass
+
+    def learned(self):
+        return None
+
+    def load_learned(self, learned):
+        pass
+
+    def keep_changes(self):
+        pass
+
+    def changes(self):
+        return None
+
+    def load_changes(self, changes):
+        pass
+
+
 class WaitingCore:
     """A roll-out core whose roll-out 0 finishes only once roll-outs 1..n-1 have run (each
     leaves a file): with a fixed share per worker (0, 2, ... on one worker) the batch would
@@ -26,7 +54,7 @@ class WaitingCore:
     def __init__(self, folder: Path, n: int):
         self.folder, self.n = folder, n
         self.config = SearchConfig()
-        self.evaluator = ConstantEvaluator()
+        self.evaluator = Copies()
         self.applied: list[int] = []
 
     def warm_up(self):
