@@ -17,11 +17,14 @@ import logging
 import warnings
 from collections import Counter
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.naive_bayes import CategoricalNB
+
+from nlmcs.fields import MAX_SEED, check_fields, option
 
 log = logging.getLogger(__name__)
 
@@ -32,14 +35,25 @@ OTHER = "<other>"
 class NaiveBayesConfig:
     """Model and training options."""
 
-    n_bins: int = 6  # quantile bins per state feature
-    alpha: float = 1.0  # Laplace smoothing of the category counts
-    calibration: str = "sigmoid"  # "sigmoid" or "isotonic" (CalibratedClassifierCV method)
-    cv: int = 3  # calibration folds
-    min_count: int = 20  # action keys seen fewer times fold into their action type
-    max_train: int | None = 100_000  # subsample of decisions used for fitting
-    holdout: float = 0.2  # share of games held out by `evaluate`
-    seed: int = 0
+    n_bins: int = option(6, low=2)
+    """Quantile bins per state feature."""
+    alpha: float = option(1.0, above=0.0)
+    """Laplace smoothing of the category counts."""
+    calibration: Literal["sigmoid", "isotonic"] = "sigmoid"
+    """The `CalibratedClassifierCV` method."""
+    cv: int = option(3, low=2)
+    """Calibration folds."""
+    min_count: int = option(20, low=1)
+    """Action keys seen fewer times fold into their action type."""
+    max_train: int | None = option(100_000, low=1)
+    """Subsample of decisions used for fitting (None: all)."""
+    holdout: float = option(0.2, above=0.0, high=0.9)
+    """Share of games held out by `evaluate`."""
+    seed: int = option(0, low=0, high=MAX_SEED)
+    """Seed of the subsample and the held-out games."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "naive Bayes option")
 
 
 def _type_of(key: str) -> str:

@@ -32,6 +32,8 @@ from typing import Literal
 
 import numpy as np
 
+from nlmcs.fields import MAX_SEED, check_fields, option
+
 log = logging.getLogger(__name__)
 
 
@@ -39,17 +41,31 @@ log = logging.getLogger(__name__)
 class SimilarityConfig:
     """How corpus pairs are pooled and weighed."""
 
-    pool_size: int = 256  # k: corpus pairs (nearest states) considered per query
-    index: Literal["auto", "exact", "ivf"] = "auto"  # auto: ivf from `ivf_min_pairs` up
-    ivf_min_pairs: int = 50_000
-    n_lists: int | None = None  # ivf lists; default 2 * sqrt(n)
-    n_probe: int = 12  # ivf lists scanned per query
-    kmeans_iters: int = 6
-    utility: Literal["one", "result"] = "one"  # U = 1, or the recorded player's win/loss
-    by_agent: bool = True  # pool only pairs whose agent word matches the live agent's
-    applied_only: bool = True  # ignore recorded actions the engine refused
-    type_weight: float = 0.0  # w above; 0 is the paper's R
-    seed: int = 0  # k-means initialisation
+    pool_size: int = option(256, low=1)
+    """k: corpus pairs (nearest states) considered per query."""
+    index: Literal["auto", "exact", "ivf"] = "auto"
+    """auto: ivf from `ivf_min_pairs` up."""
+    ivf_min_pairs: int = option(50_000, low=1)
+    """Corpus pairs from which `auto` builds the inverted file."""
+    n_lists: int | None = option(None, low=1)
+    """ivf lists (None: 2 sqrt(n))."""
+    n_probe: int = option(12, low=1)
+    """ivf lists scanned per query."""
+    kmeans_iters: int = option(6, low=0)
+    """Rounds of the spherical k-means that makes the lists."""
+    utility: Literal["one", "result"] = "one"
+    """U = 1, or the recorded player's win/loss."""
+    by_agent: bool = True
+    """Pool only pairs whose agent word matches the live agent's."""
+    applied_only: bool = True
+    """Ignore recorded actions the engine refused."""
+    type_weight: float = option(0.0, low=0.0, high=1.0)
+    """w above; 0 is the paper's R."""
+    seed: int = option(0, low=0, high=MAX_SEED)
+    """k-means initialisation."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "similarity option")
 
 
 def _unit_rows(matrix: np.ndarray) -> np.ndarray:

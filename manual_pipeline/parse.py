@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from manual_pipeline.errors import ManualError
 from manual_pipeline.readers import Block, parser_pieces
 from manual_pipeline.words import STOP_WORDS, is_punctuation, stem
+from nlmcs.fields import check_fields, option
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -37,24 +38,24 @@ EXCLUDED = ("ner",)
 
 @dataclass(frozen=True)
 class ParseConfig:
-    """How to run spaCy over a manual.
-
-    Fields:
-        model: import name of the spaCy model; None picks the first of MODEL_CANDIDATES installed.
-        batch_size: blocks handed to `nlp.pipe` at a time, at most.
-        batch_chars: characters handed to `nlp.pipe` at a time, at most (a batch holds at least
-            one block): the parser's memory grows with the text it holds, not with the number
-            of blocks, so a manual of long paragraphs would otherwise take gigabytes.
-        n_process: spaCy worker processes (1 keeps the model in this process; the machine has
-            few cores and model start-up per process costs about a second).
-        rows_per_write: tokens gathered before a batch is handed to the store.
-    """
+    """How to run spaCy over a manual."""
 
     model: str | None = None
-    batch_size: int = 64
-    batch_chars: int = 50_000
-    n_process: int = 1
-    rows_per_write: int = 50_000
+    """Import name of the spaCy model; None picks the first of MODEL_CANDIDATES installed."""
+    batch_size: int = option(64, low=1)
+    """Blocks handed to `nlp.pipe` at a time, at most."""
+    batch_chars: int = option(50_000, low=1)
+    """Characters handed to `nlp.pipe` at a time, at most (a batch holds at least one block):
+    the parser's memory grows with the text it holds, not with the number of blocks, so a
+    manual of long paragraphs would otherwise take gigabytes."""
+    n_process: int = option(1, low=1)
+    """spaCy worker processes (1 keeps the model in this process; the machine has few cores
+    and model start-up per process costs about a second)."""
+    rows_per_write: int = option(50_000, low=1)
+    """Tokens gathered before a batch is handed to the store."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "parse option")
 
 
 def installed_model(name: str | None = None) -> dict[str, str]:

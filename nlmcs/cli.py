@@ -114,6 +114,12 @@ def _configure_logging(verbose: bool) -> None:
         level=logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    _show_notices()
+
+
+def _show_notices() -> None:
+    """Notices print whatever --verbose says, and from the start: reading a --config file, as
+    the command line is parsed, may have one to give."""
     notice = logging.getLogger("nlmcs.notice")
     if not any(isinstance(h, _NoticeHandler) for h in notice.handlers):
         notice.addHandler(_NoticeHandler())
@@ -171,6 +177,7 @@ folder): one line, exit status 2."""
 
 
 def main(argv: list[str] | None = None) -> int:
+    _show_notices()
     try:
         args = parse_command_line(argv)
     except UserInputError as err:  # a usage error, or a bad --config file

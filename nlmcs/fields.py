@@ -18,7 +18,7 @@ import sys
 import types
 import typing
 from collections.abc import Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields, is_dataclass
 from functools import cache
 from pathlib import Path
 
@@ -73,7 +73,8 @@ class FieldSpec:
 
     name: str
     kind: type
-    """bool, int, float, str, Mapping (names to numbers) or tuple (of one kind, `types[0]`)."""
+    """bool, int, float, str, Mapping (names to numbers; `types` (Mapping, object): to plain
+    values), tuple (of one kind, `types[0]`) or a config dataclass (checked by itself)."""
     types: tuple[type, ...]
     """Types a value of kind str may have (`str`, or `str` and `Path`); a tuple's item type."""
     optional: bool
@@ -92,7 +93,8 @@ class FieldSpec:
             return value, None
         if self.choices is not None:
             ok = isinstance(value, str) and value in self.choices
-            return value, None if ok else f"choose from {', '.join(map(str, self.choices))}"
+            shown = ", ".join(str(c) if c != "" else '""' for c in self.choices)
+            return value, None if ok else f"choose from {shown}"
         if value is None:
             return value, f"must be {self.expects()}"
         if self.kind is bool:
@@ -101,6 +103,10 @@ class FieldSpec:
             return self._items(value)
         if self.kind in (int, float):
             return self._number(value)
+        if self.kind is Mapping and object in self.types:
+            ok = isinstance(value, Mapping) and all(
+                isinstance(k, str) and _plain(v) for k, v in value.items())
+            return value, None if ok else "must map names to strings, numbers or true/false"
         if self.kind is Mapping:
             ok = isinstance(value, Mapping) and all(
                 isinstance(k, str) and _real(v) and math.isfinite(v) for k, v in value.items())
@@ -147,7 +153,8 @@ class FieldSpec:
         if self.kind is tuple:
             item = {int: "integers", float: "finite numbers"}.get(self.types[0], "strings")
             return f"a list of {item}" + (f" {self.range}" if self.range is not None else "")
-        what = kinds.get(self.kind, "a string")
+        what = kinds.get(self.kind, "a string" if self.kind is str else
+                         f"a {getattr(self.kind, '__name__', self.kind)}")
         if self.range is not None:
             what += f" {self.range}"
         return what + (" or none" if self.optional else "")
@@ -155,6 +162,12 @@ class FieldSpec:
 
 def _real(value) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _plain(value) -> bool:
+    """A value a JSON table holds as it is: none, true/false, a string or a finite number."""
+    return value is None or isinstance(value, bool | str) or (_real(value)
+                                                              and math.isfinite(value))
 
 
 def check_fields(config, label: str) -> None:
@@ -186,7 +199,8 @@ def field_specs(cls) -> tuple[FieldSpec, ...]:
 
 def _read_hint(hint) -> tuple[type, tuple[type, ...], bool, tuple | None]:
     """(kind, accepted types, optional, choices) of an annotation: `Literal[...]`, `X | None`,
-    `Mapping[str, float]`, `str | Path`, `int`, `float`, `bool`."""
+    `Mapping[str, float]`, `Mapping[str, object]`, `tuple[T, ...]`, a config dataclass, `str |
+    Path`, `int`, `float`, `bool`."""
     args, optional = (hint,), False
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         args = tuple(a for a in typing.get_args(hint) if a is not type(None))
@@ -201,7 +215,12 @@ def _read_hint(hint) -> tuple[type, tuple[type, ...], bool, tuple | None]:
         choices = typing.get_args(first)
         return type(choices[0]), (type(choices[0]),), optional, choices
     if typing.get_origin(first) in (Mapping, dict):
-        return Mapping, (Mapping,), optional, None
+        values = typing.get_args(first)[1:] or (float,)
+        if values[0] not in (float, object):
+            raise TypeError(f"a mapping config field maps str to float or object, not {hint!r}")
+        return Mapping, (Mapping, *(() if values[0] is float else (object,))), optional, None
+    if is_dataclass(first):  # a nested config, which checks its own fields
+        return first, (first,), optional, None
     if not all(isinstance(a, type) for a in args) or first not in (bool, int, float, str):
         raise TypeError(f"config fields take bool, int, float, str (or Path), a Literal or a "
                         f"Mapping, not {hint!r}")

@@ -9,14 +9,28 @@ import math
 
 import pytest
 
+from corpus.naive_bayes import NaiveBayesConfig
+from corpus.similarity import SimilarityConfig
+from manual_pipeline.parse import ParseConfig
 from nlmcs.errors import UserInputError
+from nlmcs.experiments.record import RecordConfig
 from nlmcs.fields import Range, field_specs
+from nlmcs.games.civ import CivConfig
+from nlmcs.games.freeciv.match import MatchConfig
+from nlmcs.games.freeciv.server import ServerConfig
 from nlmcs.methods import CorpusOptions
 from nlmcs.model.config import ModelConfig
+from nlmcs.net.model import NetConfig
 from nlmcs.search.config import SearchConfig
+from nlmcs.serve.config import ServeConfig
 
 CONFIGS = (ModelConfig, SearchConfig, CorpusOptions)
 SPECS = [(cls, spec) for cls in CONFIGS for spec in field_specs(cls)]
+"""The settings sections of the command line."""
+OTHERS = (CivConfig, MatchConfig, ServerConfig, RecordConfig, NaiveBayesConfig,
+          SimilarityConfig, ParseConfig, NetConfig, ServeConfig)
+EVERY = SPECS + [(cls, spec) for cls in OTHERS for spec in field_specs(cls)]
+"""Every config that makes itself from its defaults: the same checks for all."""
 
 
 def _ids(pairs):
@@ -45,19 +59,20 @@ def test_a_library_caller_gets_one_line_naming_the_field(make, message):
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
-CHOICES = [(c, s) for c, s in SPECS if s.choices is not None]
+CHOICES = [(c, s) for c, s in EVERY if s.choices is not None]
 
 
 @pytest.mark.parametrize("cls,spec", CHOICES, ids=_ids(CHOICES))
 def test_every_literal_field_takes_its_choices_only(cls, spec):
     for choice in spec.choices:
         assert getattr(cls(**{spec.name: choice}), spec.name) == choice
-    for bad in (spec.choices[0].upper(), spec.choices[0] + " ", None, 1):
+    word = next(c for c in spec.choices if c)
+    for bad in (word.upper(), word + " ", None, 1):
         with pytest.raises(UserInputError, match=f"{spec.name}=.*choose from"):
             cls(**{spec.name: bad})
 
 
-RANGED = [(c, s) for c, s in SPECS if s.range is not None]
+RANGED = [(c, s) for c, s in EVERY if s.range is not None]
 
 
 def _with(cls, name, value):
@@ -83,7 +98,7 @@ def test_every_number_is_checked_against_its_range_bounds_included(cls, spec):
             cls(**{spec.name: r.above})
 
 
-NUMBERS = [(c, s) for c, s in SPECS if s.kind in (int, float)]
+NUMBERS = [(c, s) for c, s in EVERY if s.kind in (int, float)]
 
 
 @pytest.mark.parametrize("cls,spec", NUMBERS, ids=_ids(NUMBERS))
@@ -138,7 +153,7 @@ def test_replace_checks_too_and_keeps_working():
 
 
 def test_every_field_has_a_docstring_and_the_command_sets_only_three():
-    assert [f"{c.__name__}.{s.name}" for c, s in SPECS if not s.doc] == []
+    assert [f"{c.__name__}.{s.name}" for c, s in EVERY if not s.doc] == []
     assert {s.name for _, s in SPECS if s.set_by} == {"kind", "opponent", "log_decisions"}
     assert len(SPECS) == 56  # 22 model, 27 search, 7 corpus
 
@@ -172,3 +187,38 @@ def test_a_tuple_field_checks_each_item_as_a_field_of_its_kind():
         assert "audit option turns=" in str(err.value) and needle in str(err.value)
     with pytest.raises(UserInputError, match="audit option chance='other'"):
         AuditSpec(**base, turns=(5,), chance="other")
+
+
+def test_a_literal_that_copies_a_constant_holds_the_same_names():
+    from nlmcs.games.civ.variants import VARIANTS
+    from nlmcs.games.freeciv.server import AI_LEVELS
+
+    choices = {(c.__name__, s.name): s.choices for c, s in CHOICES}
+    assert choices[("CivConfig", "variant")] == ("", *VARIANTS)
+    assert choices[("ServerConfig", "ai_level")] == AI_LEVELS
+
+
+def test_the_specs_a_command_builds_check_themselves_and_nest_checked_configs():
+    from nlmcs.experiments.ablation.spec import AblationSpec
+    from nlmcs.net.selfplay import NetGameJob
+
+    base = {"methods": ("uct",), "rollouts": (5,), "games": 2, "seed": 1, "steps": 3}
+    assert AblationSpec(**{**base, "rollouts": [5, 10]}).rollouts == (5, 10)
+    for change, needle in (({"games": 0}, "ablation option games=0: must be between 1"),
+                           ({"rollouts": (5, 0)}, "rollouts=(5, 0): must be a list of "
+                                                  "integers at least 1"),
+                           ({"seed": -1}, "ablation option seed=-1"),
+                           ({"twin_seed": 2.5}, "twin_seed=2.5: must be an integer"),
+                           ({"search": {"rollouts": 3}}, "search={'rollouts': 3}: must be a "
+                                                         "SearchConfig"),
+                           ({"game_options": {"preset": ["small"]}}, "game_options=")):
+        with pytest.raises(UserInputError) as err:
+            AblationSpec(**{**base, **change})
+        assert needle in str(err.value) and "\n" not in str(err.value)
+    job = {"net": "n.pt", "opponent": "self", "game": "civ", "game_options": {"preset": "tiny"},
+           "seed": 0, "rollouts": 4, "net_depth": 2, "value_weight": 0.5, "puct_c": 1.5,
+           "prior_floor": 0.05}
+    assert NetGameJob(**job).value_weight == 0.5
+    with pytest.raises(UserInputError, match="network game option value_weight=2.0: must be "
+                                             "between 0 and 1"):
+        NetGameJob(**{**job, "value_weight": 2.0})

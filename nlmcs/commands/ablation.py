@@ -33,7 +33,6 @@ from nlmcs.commands.options import (
     make_game,
     net_options,
     reader_options,
-    settings,
 )
 from nlmcs.errors import UserInputError
 from nlmcs.experiments.ablation.spec import (
@@ -147,14 +146,12 @@ def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
     if args.full_games and args.steps is not None:
         raise UserInputError("--full-games plays to the turn limit; give --max-turns, not "
                              "--steps (or --no-full-games)")
-    # The preset's depth only where neither an option nor the --config file gives one.
-    depth = args.depth if args.depth is not None or "depth" in settings(args, "search") \
-        else preset.depth
-    ns = argparse.Namespace(**{**vars(args), "map": args.map or preset.map, "depth": depth,
+    ns = argparse.Namespace(**{**vars(args), "map": args.map or preset.map,
                                "max_turns": args.max_turns if args.max_turns is not None
                                else (preset.max_turns if full_games else None)})  # fmt: skip
     game = make_game(ns)
-    search, model = configs(ns)
+    # The preset's depth is a layer below the options given and the --config file's.
+    search, model = configs(ns, search_presets=({"depth": preset.depth},))
     search = replace(search, rollouts=rollouts[0], workers=1)
     config = getattr(game, "config", None)
     max_turns = getattr(config, "max_turns", None)

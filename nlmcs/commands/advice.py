@@ -11,7 +11,16 @@ import shlex
 import sys
 from pathlib import Path
 
-from nlmcs.commands.options import COUNT, GAMES, SEED, add_command, add_group, csv_ints, csv_names
+from nlmcs.commands.options import (
+    COUNT,
+    GAMES,
+    SEED,
+    add_command,
+    add_config_option,
+    add_group,
+    csv_ints,
+    csv_names,
+)
 from nlmcs.errors import UserInputError
 
 AUDIT_EXAMPLE = ("nlmcs advice audit --manual civ-guide --turns 20,50,100 --games 300 --seed 36 "
@@ -55,6 +64,7 @@ def register(sub) -> None:
     audit.add_argument("--out", type=Path,
                        help="audit folder (default: results/advice/MANUAL)")
     audit.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_config_option(audit)
 
 
 def _common(p) -> None:

@@ -22,6 +22,7 @@ from nlmcs.fields import field_specs
 from nlmcs.files import read_document
 from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions
 from nlmcs.model.config import ModelConfig
+from nlmcs.net.spec import TrainSpec
 from nlmcs.search.config import SearchConfig
 
 notice = logging.getLogger("nlmcs.notice")
@@ -29,7 +30,7 @@ notice = logging.getLogger("nlmcs.notice")
 MAX_BYTES = 1_000_000
 """Largest config file read (a run.json is a few KB)."""
 SECTIONS = {"search": SearchConfig, "model": ModelConfig, "corpus": CorpusOptions,
-            "reader": ReaderOptions, "net": NetOptions}
+            "reader": ReaderOptions, "net": NetOptions, "train": TrainSpec}
 REMOVED_AT = "0587f02"
 """The last commit with the options in `REMOVED`: it reproduces the runs that used them."""
 REMOVED = {
@@ -61,9 +62,9 @@ def read_config(path: Path, parser: argparse.ArgumentParser) -> tuple[dict, dict
     """(option values by dest, {section: {field: value}}) of a config file for the command of
     `parser`, every key and value checked."""
     data = _load(path)
-    recorded = "format" in data
+    recorded = "format" in data or isinstance(data.get("identity"), dict)
     if recorded:
-        data = _from_run_record(path, data)
+        data = _from_run_record(path, data, parser.prog)
     fields = parser.get_default("config_fields") or {}
     generated = {name for names in fields.values() for name in names}
     options = {a.dest: a for a in parser._actions  # argparse lists its actions nowhere else
@@ -122,14 +123,76 @@ def _load(path: Path) -> dict:
     return read_document(path, what="config file", max_bytes=MAX_BYTES, toml=toml)
 
 
-def _from_run_record(path: Path, data: dict) -> dict:
-    """The keys of a recorded ablation's run.json (or of the spec inside it) as a config."""
+def _from_run_record(path: Path, data: dict, prog: str) -> dict:
+    """The keys of a run.json (an ablation's, or the spec inside it; an advice audit's; a
+    network training's) as a config of the command that wrote it."""
     from nlmcs.experiments.ablation.spec import SPEC_FORMAT
+    from nlmcs.experiments.advice_audit import AUDIT_FORMAT
+    from nlmcs.experiments.advice_audit import RUN_FORMAT as AUDIT_RUN
+    from nlmcs.net.train import RUN_FORMAT as NET_RUN
 
     spec = data.get("spec", data)
-    if not isinstance(spec, dict) or spec.get("format") != SPEC_FORMAT:
-        raise UserInputError(f"{path}: format {data.get('format')!r} is not an ablation's "
-                             f"run.json ({SPEC_FORMAT})")
+    fmt = spec.get("format") if isinstance(spec, dict) else None
+    if fmt is None and isinstance(data.get("identity"), dict):  # an older audit's audit.json
+        fmt = data["identity"].get("format")
+    readers = {SPEC_FORMAT: ("nlmcs ablation run", _from_ablation),
+               AUDIT_RUN: ("nlmcs advice audit", _from_audit),
+               AUDIT_FORMAT: ("nlmcs advice audit", _from_audit),
+               NET_RUN: ("nlmcs net train", _from_training)}
+    if fmt not in readers:
+        raise UserInputError(f"{path}: format {data.get('format')!r} is not a run.json of this "
+                             f"project ({', '.join(readers)})")
+    command, read = readers[fmt]
+    if command != prog:
+        raise UserInputError(f"{path}: the run.json of `{command}`, not of `{prog}`")
+    return read(path, spec)
+
+
+def _identity(path: Path, data: dict) -> dict:
+    identity = data.get("identity")
+    if not isinstance(identity, dict):
+        raise UserInputError(f"{path}: its run holds no settings (no identity table)")
+    return identity
+
+
+def _from_audit(path: Path, data: dict) -> dict:
+    """An advice audit's run.json: its identity as the audit's options. The rules file is
+    named by its file name only: the shipped one of the manual is read again (its content,
+    checked by the audit's identity), any other must be given as --rules."""
+    from nlmcs.advice.rules import default_rules_path
+    from nlmcs.files import sha256_file
+    from nlmcs.seeds import LEGACY_CHANCE
+
+    ident = _identity(path, data)
+    out = {k: ident[k] for k in ("manual", "seed", "base", "opponent", "map", "max_turns",
+                                 "rollouts", "depth") if ident.get(k) is not None}
+    for key, option in (("turns", "turns"), ("rules", "only")):
+        if isinstance(ident.get(key), list):
+            out[option] = ident[key]
+    if data.get("games") is not None:
+        out["games"] = data["games"]
+    shipped = default_rules_path(str(ident.get("manual")))
+    if shipped is None or not shipped.is_file() or sha256_file(shipped) != ident.get(
+            "rules_sha256"):
+        notice.info("%s: the audit read the rules file %s, which is not the shipped one as it "
+                    "is now: give it as --rules", path, ident.get("rules_file"))
+    if ident.get("chance", LEGACY_CHANCE) == LEGACY_CHANCE:
+        notice.info("%s: its games drew their chance by the legacy rule; in its own folder they "
+                    "resume so, in another they are new games", path)
+    return out
+
+
+def _from_training(path: Path, data: dict) -> dict:
+    """A network training's run.json: its identity and generations as [train] settings."""
+    ident = _identity(path, data)
+    train = {k: v for k, v in ident.items() if v is not None}
+    if data.get("generations") is not None:
+        train["generations"] = data["generations"]
+    return {"train": train}
+
+
+def _from_ablation(path: Path, spec: dict) -> dict:
+    """The keys of a recorded ablation's run.json as `nlmcs ablation run`'s config."""
     # version, arms and the corpus's content are what the run was, not settings: the run is
     # replayed by this code (against the corpus as it is now, which its identity then checks).
     # A value of None is the option's default (a twin per game, no turn limit): left out.

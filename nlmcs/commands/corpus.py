@@ -97,7 +97,7 @@ def register_bench(bench_sub) -> None:
 
 def _record(args) -> int:
     from corpus.store import store_dir
-    from nlmcs.experiments.record import RecordConfig, check_players
+    from nlmcs.experiments.record import RecordConfig
     from nlmcs.locking import store_lock
 
     config = RecordConfig(
@@ -105,7 +105,6 @@ def _record(args) -> int:
         method=args.method, rollouts=args.rollouts, seed=args.seed, workers=args.workers,
         max_turns=args.max_turns, preset=args.preset,
         ruleset=args.ruleset, record_states=not args.no_states)
-    check_players(config)
     directory = store_dir(args.name)
     # One recorder per corpus: a second waits, then finds the games recorded and plays none.
     with store_lock(directory, what=f"corpus {args.name}"):

@@ -11,7 +11,16 @@ import json
 import sys
 from pathlib import Path
 
-from nlmcs.commands.options import COUNT, GAMES, add_command, add_fields, add_group, settings
+from nlmcs.commands.options import (
+    COUNT,
+    GAMES,
+    add_command,
+    add_config_option,
+    add_fields,
+    add_group,
+    merged,
+    section,
+)
 
 TRAIN_EXAMPLE = "nlmcs net train --workers 2 --out runs/net"
 
@@ -33,7 +42,8 @@ def register(sub) -> None:
 
     x = add_executor_options(t)
     x.add_argument("--workers", type=COUNT, help="local game processes (default: usable CPUs)")
-    add_fields(t, t.add_argument_group("training (`TrainSpec`)"), "train", TrainSpec)
+    add_fields(t, section(t, "train", "training (`TrainSpec`)"), "train", TrainSpec)
+    add_config_option(t)
 
     s = add_command(actions, "show", func=_show_cli,
                     example="nlmcs net show results/net/civ-small/net.pt",
@@ -67,7 +77,7 @@ def _train_cli(args) -> int:
     from nlmcs.net.spec import TrainSpec
     from nlmcs.net.train import train_net
 
-    spec = TrainSpec(**settings(args, "train"))
+    spec = merged(args, "train", TrainSpec())
     if args.device.startswith("cuda"):
         import torch
 

@@ -13,7 +13,7 @@ import argparse
 import math
 import textwrap
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import is_dataclass, replace
 from pathlib import Path
 
 from nlmcs.errors import UserInputError
@@ -206,6 +206,16 @@ def add_corpus_options(p) -> None:
     p.set_defaults(config_parser=p)
 
 
+def add_config_option(p, group=None) -> None:
+    """--config FILE on a command without settings sections of the search: its options from a
+    TOML file, or the run.json it wrote (the run re-run as it was); options given override it."""
+    (group or p).add_argument("--config", type=Path, metavar="FILE",
+                              help="options from a TOML file (keys: this command's options"
+                                   "; sections: its settings), or the run.json this command "
+                                   "wrote; options given override it")
+    p.set_defaults(config_parser=p)
+
+
 HELP_SECTION = "--help-section"
 
 
@@ -275,7 +285,8 @@ def add_fields(p, group, section: str, cls, *, skip=(), only=None) -> None:
     go into `config_fields`."""
     added = []
     for spec in field_specs(cls):
-        if (spec.set_by or spec.kind in (Mapping, tuple) or spec.name in skip
+        if (spec.set_by or spec.kind in (Mapping, tuple) or is_dataclass(spec.kind)
+                or spec.name in skip
                 or (only is not None and spec.name not in only)):
             continue
         kwargs: dict = {"dest": spec.name, "default": None, "help": _help(spec)}
@@ -391,9 +402,20 @@ def settings(args, section: str) -> dict:
     return out
 
 
-def configs(args):
-    """(SearchConfig, ModelConfig) of the options, the --config file, --model-preset and
-    --release, in the order of `PRECEDENCE`; the configs check every value."""
+def merged(args, section: str, base, *presets: Mapping):
+    """The one precedence of every setting of a section: the options given, then the --config
+    file (`settings`), then each of `presets` in turn (a command's own preset: an ablation's
+    --preset, ...), then `base` (--model-preset, --release or the defaults); the config checks
+    every value."""
+    values: dict = {}
+    for layer in reversed(presets):
+        values.update({k: v for k, v in layer.items() if v is not None})
+    return replace(base, **{**values, **settings(args, section)})
+
+
+def configs(args, *, search_presets: tuple[Mapping, ...] = ()):
+    """(SearchConfig, ModelConfig) of the options, the --config file, a command's presets
+    (`search_presets`), --model-preset and --release, in the order of `PRECEDENCE`."""
     release = getattr(args, "release", False)
     preset = getattr(args, "model_preset", None)
     search = SearchConfig.release() if release else SearchConfig()
@@ -401,8 +423,7 @@ def configs(args):
         model = ModelConfig.preset(preset)
     else:
         model = ModelConfig.release() if release else ModelConfig()
-    return (replace(search, **settings(args, "search")),
-            replace(model, **settings(args, "model")))
+    return (merged(args, "search", search, *search_presets), merged(args, "model", model))
 
 
 def capped_workers(search: SearchConfig) -> SearchConfig:
@@ -424,12 +445,12 @@ def capped_workers(search: SearchConfig) -> SearchConfig:
 
 
 def corpus_options(args):
-    return CorpusOptions(**settings(args, "corpus"))
+    return merged(args, "corpus", CorpusOptions())
 
 
 def reader_options(args):
-    return ReaderOptions(**settings(args, "reader"))
+    return merged(args, "reader", ReaderOptions())
 
 
 def net_options(args):
-    return NetOptions(**settings(args, "net"))
+    return merged(args, "net", NetOptions())

@@ -15,10 +15,12 @@ import contextlib
 import json
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from nlmcs.errors import UserInputError
+from nlmcs.fields import MAX_GAMES, MAX_SEED, check_fields, option
 from nlmcs.jobs import WorkerLost, run_jobs
 from nlmcs.processes import local_pool
 from nlmcs.runs import FileStore
@@ -31,41 +33,48 @@ SCRIPTED = ("builtin", "random", "greedy")
 
 @dataclass(frozen=True)
 class RecordConfig:
-    """What to play. A player spec is "builtin[:easy|normal|hard]", "random", "greedy", or
-    "search" (played by the search method `method` at `rollouts` roll-outs per step)."""
+    """What to play."""
 
-    games: int = 10
+    games: int = option(10, low=1, high=MAX_GAMES)
+    """Games to record."""
     players: tuple[str, ...] = ("builtin", "builtin")
+    """A player spec per seat: "builtin[:easy|normal|hard]", "random", "greedy", or "search"
+    (played by the search method `method` at `rollouts` roll-outs per step)."""
     method: str | None = None
-    rollouts: int = 50
-    seed: int = 0  # game i is played from game_seed(seed, i) (`nlmcs.seeds`)
-    workers: int = 2
-    max_turns: int | None = None
-    preset: str = "default"  # CivConfig.preset: "default" (40x25), "small" (16x12), "tiny"
+    """The search method of a "search" player."""
+    rollouts: int = option(50, low=1)
+    """Roll-outs per step of a "search" player."""
+    seed: int = option(0, low=0, high=MAX_SEED)
+    """Game i is played from `game_seed(seed, i)` (`nlmcs.seeds`)."""
+    workers: int = option(2, low=1)
+    """Games played at a time, one process each."""
+    max_turns: int | None = option(None, low=1)
+    """The game's turn limit (None: the preset's)."""
+    preset: Literal["default", "small", "tiny"] = "default"
+    """`CivConfig.preset`: "default" (40x25), "small" (16x12), "tiny" (10x8)."""
     ruleset: str = "classic"
-    record_states: bool = True  # False: leave each turn's full state out of the logs
-    extra: dict = field(default_factory=dict)  # further CivConfig fields
+    """A ruleset name or a path to a JSON ruleset."""
+    record_states: bool = True
+    """False: leave each turn's full state out of the logs."""
 
-
-def check_players(config: RecordConfig) -> None:
-    if len(config.players) < 2:
-        raise UserInputError("--players needs at least two comma-separated players")
-    for spec in config.players:
-        head = spec.split(":", 1)[0]
-        if head == "search":
-            if not config.method:
-                raise UserInputError("a 'search' player needs --method (e.g. --method uct)")
-        elif head not in SCRIPTED:
-            raise UserInputError(f"unknown player {spec!r}: use builtin[:level], random, greedy "
-                                 "or search")
-    if config.games < 1 or config.workers < 1:
-        raise UserInputError("--games and --workers must be at least 1")
+    def __post_init__(self) -> None:
+        check_fields(self, "corpus record option")
+        if len(self.players) < 2:
+            raise UserInputError("--players needs at least two comma-separated players")
+        for spec in self.players:
+            head = spec.split(":", 1)[0]
+            if head == "search":
+                if not self.method:
+                    raise UserInputError("a 'search' player needs --method (e.g. --method uct)")
+            elif head not in SCRIPTED:
+                raise UserInputError(f"unknown player {spec!r}: use builtin[:level], random, "
+                                     "greedy or search")
 
 
 def make_civ(config: RecordConfig):
     from nlmcs.games.civ import CivConfig, CivGame
 
-    overrides = {"ruleset": config.ruleset, **config.extra}
+    overrides: dict = {"ruleset": config.ruleset}
     if config.max_turns is not None:
         overrides["max_turns"] = config.max_turns
     return CivGame(CivConfig.preset(config.preset, **overrides))
@@ -157,7 +166,6 @@ def record_games(*, out_dir: Path, config: RecordConfig,
                  progress: Callable[[int, int], None] | None = None) -> list[Path]:
     """Play `config.games` games into `out_dir/game-<seed>.jsonl`; skips logs already there
     (after checking that this configuration recorded them)."""
-    check_players(config)
     out_dir.mkdir(parents=True, exist_ok=True)
     seeds = [game_seed(config.seed, i) for i in range(config.games)]
     paths = {s: out_dir / f"game-{s:07d}.jsonl" for s in seeds}

@@ -20,13 +20,19 @@ from dataclasses import asdict, dataclass
 import torch
 from torch import nn
 
+from nlmcs.fields import check_fields, option
 from nlmcs.net.features import PAD, Batch
 
 
 @dataclass(frozen=True)
 class NetConfig:
-    hidden: int = 64
+    """The policy/value network's shape."""
+
+    hidden: int = option(64, low=1)
     """Width H of every hidden layer."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "network option")
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -32,9 +32,11 @@ class ServeConfig:
     human: int = option(0, low=0, high=1)
     """The human's seat; the opponent plays the other."""
     opponent_rollouts: int = option(20, low=1)
+    """Roll-outs per turn of a search opponent."""
     opponent_depth: int = option(5, low=1)
     """Search budget of a search opponent per turn (kept small: the player waits for it)."""
     advice_rollouts: int = option(10, low=1)
+    """Roll-outs of the text agent's advice."""
     advice_depth: int = option(4, low=1)
     """Search budget of the text agent's advice (one request, one search)."""
     manual: str = "civ-guide"

@@ -221,7 +221,7 @@ def test_a_stale_run_is_refused_naming_its_removed_options(capsys):
 
 def test_a_run_json_is_an_ablations_file_only(capsys):
     assert main(["play", "--config", str(FINAL)]) == 2
-    assert "unknown key" in capsys.readouterr().err
+    assert "the run.json of `nlmcs ablation run`, not of `nlmcs play`" in capsys.readouterr().err
 
 
 def test_a_run_recorded_today_replays_its_twins(tmp_path):
@@ -275,3 +275,63 @@ def test_relative_paths_in_a_config_file_are_relative_to_the_file(tmp_path, monk
     args = parse_command_line(["play", "--config", str(folder / "c.toml"), "--log-decisions",
                                "x.jsonl"])
     assert str(args.log_decisions) == "x.jsonl"
+
+
+def _rows(folder: Path) -> list[dict]:
+    """A results file's rows without what a replay may change (timings, pids)."""
+    out = []
+    for line in (folder / "games.jsonl").read_text().splitlines():
+        row = json.loads(line)
+        out.append({k: v for k, v in row.items() if "seconds" not in k and k != "pid"})
+    return out
+
+
+def test_an_audits_run_json_re_runs_the_audit(tmp_path, capsys):
+    first, again = tmp_path / "first", tmp_path / "again"
+    argv = ["advice", "audit", "--only", "first-city", "--turns", "3,4", "--games", "2",
+            "--seed", "5", "--map", "tiny", "--no-progress"]
+    assert main([*argv, "--out", str(first)]) == 0
+    capsys.readouterr()
+    record = first / "run.json"
+    # into its own folder it plays nothing; into another, the same games
+    assert main(["advice", "audit", "--config", str(record), "--out", str(first),
+                 "--no-progress"]) == 0
+    assert main(["advice", "audit", "--config", str(record), "--out", str(again),
+                 "--no-progress"]) == 0
+    assert _rows(again) == _rows(first)
+    assert json.loads((again / "run.json").read_text())["identity"] == json.loads(
+        record.read_text())["identity"]
+    # options given override the file's
+    args = parse_command_line(["advice", "audit", "--config", str(record), "--games", "7"])
+    assert (args.games, args.seed, args.turns, args.only) == (7, 5, "3,4", "first-city")
+
+
+def test_a_trainings_run_json_gives_its_settings(tmp_path):
+    from nlmcs.commands.options import merged
+    from nlmcs.net.spec import TrainSpec
+
+    record = ROOT / "results/net/civ-small/train.json"
+    args = parse_command_line(["net", "train", "--config", str(record), "--out",
+                               str(tmp_path / "again")])
+    stored = json.loads(record.read_text())
+    spec = merged(args, "train", TrainSpec())
+    assert spec.identity() == stored["identity"] and spec.generations == stored["generations"]
+
+
+def test_a_run_json_is_read_only_by_the_command_that_wrote_it(tmp_path, capsys):
+    record = ROOT / "results/net/civ-small/train.json"
+    code = main(["advice", "audit", "--config", str(record), "--out", str(tmp_path / "x")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err
+    assert "the run.json of `nlmcs net train`, not of `nlmcs advice audit`" in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_notice_of_reading_a_config_file_reaches_the_user(tmp_path, capsys):
+    """Notices print from the start: one given while the --config file is read (before the
+    command runs) is not lost."""
+    record = ROOT / "results/advice/civ-guide/audit.json"
+    args = ["advice", "audit", "--config", str(record), "--games", "1", "--turns", "2",
+            "--out", str(tmp_path / "one"), "--no-progress"]
+    assert main(args) == 0
+    assert "drew their chance by the legacy rule" in capsys.readouterr().err

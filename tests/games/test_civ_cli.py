@@ -73,7 +73,7 @@ def _bad_ruleset(tmp_path) -> str:
     ("argv", "needle"),
     [
         (["game", "play", "--map", "small", "--ruleset", "RULESET"], "negative"),
-        (["game", "play", "--width", "3", "--ruleset", CLASSIC], "width 3 is out of range"),
+        (["game", "play", "--width", "3", "--ruleset", CLASSIC], "width=3: must be between 8"),
         (["game", "play", "--players", "builtin,wizard", *SMALL], "unknown player 'wizard'"),
         (["game", "play", "--turns", "0", *SMALL], "--turns must be at least 1"),
         (["game", "play", "--map", "huge", "--ruleset", CLASSIC], "unknown map preset"),

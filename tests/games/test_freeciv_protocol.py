@@ -373,8 +373,8 @@ def test_the_server_is_stopped_whatever_happens():
 
 
 def test_an_unknown_ai_level_is_refused():
-    with pytest.raises(UserInputError, match="unknown AI level 'genius'"):
-        ServerConfig(ai_level="genius").script()
+    with pytest.raises(UserInputError, match="ai_level='genius': choose from novice, easy"):
+        ServerConfig(ai_level="genius")
 
 
 def test_a_planner_plays_a_real_server_and_the_rules_gap_is_reported(tmp_path):

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from nlmcs import __version__
 from nlmcs.errors import UserInputError
+from nlmcs.fields import MAX_GAMES, MAX_SEED, check_fields, option
 from nlmcs.methods import (
     CorpusOptions,
     NetOptions,
@@ -129,24 +130,25 @@ class AblationSpec:
 
     methods: tuple[str, ...]
     """Search methods (`nlmcs.methods.METHODS`), in table order."""
-    rollouts: tuple[int, ...]
+    rollouts: tuple[int, ...] = option(low=1)
     """Roll-out budgets; each method plays at each (arms "method@rollouts" when several)."""
-    games: int
+    games: int = option(low=1, high=MAX_GAMES)
     """Paired games per arm."""
-    seed: int
+    seed: int = option(low=0, high=MAX_SEED)
     """S: game i of every arm is played from `game_seed(S, i)`."""
-    steps: int
+    steps: int = option(low=1)
     """Real steps per game (the papers' 100-step games); a full game plays to the turn limit."""
     opponent: str = "builtin"
     """The scripted opponent (player 1), also modelled inside roll-outs."""
     game: str = "civ"
-    game_options: Mapping[str, object] = field(default_factory=dict)
+    """The game (`nlmcs.games.make_game`)."""
+    game_options: Mapping[str, object] = option(default_factory=dict)
     """Keyword options of `nlmcs.games.make_game` (civ: preset, max_turns)."""
     full_games: bool = False
     """Play to the game's own end (its turn limit) rather than a step limit."""
     manual: str = "civ-guide"
     """Stored manual read by text methods (random-text reads a word-permuted twin of it)."""
-    twin_seed: int | None = None
+    twin_seed: int | None = option(None, low=0, high=MAX_SEED)
     """random-text's twin: None, a twin per game, shuffled with the game's own seed (so the
     control is as many draws of word salad as there are games); N, one twin of seed N
     (`NAME-random-N`) for every game."""
@@ -162,24 +164,17 @@ class AblationSpec:
     """The policy/value network of the network methods (ignored by the others)."""
 
     def __post_init__(self) -> None:
+        check_fields(self, "ablation option")
         if not self.methods:
             raise UserInputError("--methods needs at least one method")
         for name in self.methods:
             get_method(name)
         if len(set(self.methods)) != len(self.methods):
             raise UserInputError(f"--methods names a method twice: {','.join(self.methods)}")
-        if not self.rollouts or min(self.rollouts) < 1:
+        if not self.rollouts:
             raise UserInputError("--rollouts needs positive roll-out budgets")
         if len(set(self.rollouts)) != len(self.rollouts):
             raise UserInputError("--rollouts names a budget twice")
-        if self.games < 1:
-            raise UserInputError(f"--games must be at least 1, got {self.games}")
-        if self.steps < 1:
-            raise UserInputError(f"--steps must be at least 1, got {self.steps}")
-        if self.seed < 0:
-            raise UserInputError(f"--seed must be 0 or more, got {self.seed}")
-        if self.twin_seed is not None and self.twin_seed < 0:
-            raise UserInputError(f"--twin-seed must be 0 or more, got {self.twin_seed}")
         if not self.variant and any(get_method(m).reads == "mismatched" for m in self.methods):
             raise UserInputError("text-mismatched reads another game's rule: it needs a "
                                  "variant game (--variant)")

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 
 from nlmcs.errors import UserInputError
+from nlmcs.fields import check_fields, option
 from nlmcs.games.base import Game, Policy
 from nlmcs.games.civ import features, serialize, variants
-from nlmcs.games.civ.mapgen import MapData, check_size, generate_map, start_tiles
+from nlmcs.games.civ.mapgen import MAX_SIDE, MIN_SIDE, MapData, generate_map, start_tiles
 from nlmcs.games.civ.ruleset import load_ruleset
 from nlmcs.games.civ.state import CivState
 from nlmcs.games.civ.tables import compile_tables
@@ -22,24 +24,26 @@ from nlmcs.games.civ.tables import compile_tables
 
 @dataclass(frozen=True)
 class CivConfig:
-    """How a civ game is set up.
-
-    ruleset: a ruleset name in data/rulesets/ ("classic") or a path to a JSON ruleset.
-    width, height: map size in tiles (default 40x25 = 1,000 tiles, the papers' map size).
-    num_players: civilizations on the map (2 by default; more are allowed).
-    max_turns: the game ends after this many turns; the higher score then wins.
-    land_fraction: share of the map that is land.
-    variant: "" (the plain game) or a rule variant of `variants.VARIANTS` whose rule (a sacred
-        terrain drawn per seed) only the game's manual states.
-    """
+    """How a civ game is set up."""
 
     ruleset: str = "classic"
-    width: int = 40
-    height: int = 25
-    num_players: int = 2
-    max_turns: int = 100
-    land_fraction: float = 0.55
-    variant: str = ""
+    """A ruleset name in data/rulesets/ ("classic") or a path to a JSON ruleset."""
+    width: int = option(40, low=MIN_SIDE, high=MAX_SIDE)
+    """Map width in tiles (40 x 25 = 1,000 tiles, the papers' map size)."""
+    height: int = option(25, low=MIN_SIDE, high=MAX_SIDE)
+    """Map height in tiles."""
+    num_players: int = option(2, low=2, high=8)
+    """Civilizations on the map (2 by default; more are allowed)."""
+    max_turns: int = option(100, low=1)
+    """The game ends after this many turns; the higher score then wins."""
+    land_fraction: float = option(0.55, low=0.2, high=0.9)
+    """Share of the map that is land."""
+    variant: Literal["", "sacred-terrain", "sacred-terrain-end"] = ""
+    """"" (the plain game) or a rule variant (`variants.VARIANTS`) whose rule, a sacred terrain
+    drawn per seed, only the game's manual states."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "civ option")
 
     @classmethod
     def small(cls, **overrides) -> CivConfig:
@@ -70,14 +74,6 @@ class CivGame(Game):
         config = config or CivConfig()
         if overrides:
             config = dataclasses.replace(config, **overrides)
-        check_size(config.width, config.height)
-        if not isinstance(config.num_players, int) or not 2 <= config.num_players <= 8:
-            raise UserInputError(f"num_players {config.num_players!r} is out of range (2..8)")
-        if not isinstance(config.max_turns, int) or config.max_turns < 1:
-            raise UserInputError(f"max_turns {config.max_turns!r} must be a positive integer")
-        if not 0.2 <= config.land_fraction <= 0.9:
-            raise UserInputError(f"land_fraction {config.land_fraction!r} is out of range")
-        variants.check_variant(config.variant)
         self.config = config
         self.num_players = config.num_players
         self.ruleset = load_ruleset(config.ruleset)

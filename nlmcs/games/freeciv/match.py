@@ -9,15 +9,25 @@ import dataclasses
 from dataclasses import dataclass
 
 from nlmcs.errors import UserInputError
+from nlmcs.fields import check_fields, option
 from nlmcs.games.freeciv.server import AI_LEVELS, ServerConfig
 
 
 @dataclass(frozen=True)
 class MatchConfig:
-    max_turns: int = 100
-    xsize: int = 40
-    ysize: int = 25
-    ai_players: int = 1
+    """A match's settings (the server's map and length)."""
+
+    max_turns: int = option(100, low=1)
+    """The server ends the game after this turn."""
+    xsize: int = option(40, low=16, high=200)
+    """Map width in tiles."""
+    ysize: int = option(25, low=16, high=200)
+    """Map height in tiles."""
+    ai_players: int = option(1, low=1, high=7)
+    """FreeCiv AI players besides ours."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "freeciv option")
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -35,10 +45,6 @@ class FreeCivMatch:
 
     def __init__(self, *, max_turns: int = 100, xsize: int = 40, ysize: int = 25,
                  ai_players: int = 1):
-        if not isinstance(max_turns, int) or max_turns < 1:
-            raise UserInputError(f"max_turns {max_turns!r} must be a positive integer")
-        if not 1 <= ai_players <= 7 or not (16 <= xsize <= 200 and 16 <= ysize <= 200):
-            raise UserInputError("freeciv: 1-7 AI players on a map of 16..200 tiles a side")
         self.config = MatchConfig(max_turns, xsize, ysize, ai_players)
         self.num_players = ai_players + 1
 

@@ -19,8 +19,10 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from nlmcs.errors import UserInputError
+from nlmcs.fields import MAX_SEED, check_fields, option
 from nlmcs.games.freeciv.codec import ProtocolError
 
 BINARY = "/usr/games/freeciv-server"
@@ -48,25 +50,27 @@ def free_port() -> int:
 
 @dataclass(frozen=True)
 class ServerConfig:
-    """The game the server sets up.
+    """The game the server sets up."""
 
-    ai_players: FreeCiv AI players besides the one client; ai_level: their skill.
-    xsize, ysize: map size in tiles (40 x 25 = 1,000, the papers' size).
-    seed: map and game seed (both), so a seed gives the same world.
-    """
-
-    seed: int = 0
-    ai_players: int = 1
-    ai_level: str = "easy"
-    xsize: int = 40
-    ysize: int = 25
+    seed: int = option(0, low=0, high=MAX_SEED)
+    """Map and game seed (both), so a seed gives the same world."""
+    ai_players: int = option(1, low=1, high=7)
+    """FreeCiv AI players besides the one client."""
+    ai_level: Literal["novice", "easy", "normal", "hard"] = "easy"
+    """The AI players' skill (`AI_LEVELS`)."""
+    xsize: int = option(40, low=16, high=200)
+    """Map width in tiles (40 x 25 = 1,000, the papers' size)."""
+    ysize: int = option(25, low=16, high=200)
+    """Map height in tiles."""
     ruleset: str = "classic"
-    end_turn: int = 5000
+    """The server's ruleset directory."""
+    end_turn: int = option(5000, low=1)
+    """The server ends the game after this turn."""
+
+    def __post_init__(self) -> None:
+        check_fields(self, "freeciv server option")
 
     def script(self) -> str:
-        if self.ai_level not in AI_LEVELS:
-            raise UserInputError(f"unknown AI level {self.ai_level!r} "
-                                 f"(known: {', '.join(AI_LEVELS)})")
         lines = [
             f"rulesetdir {self.ruleset}",
             'set topology "WRAPX"',
