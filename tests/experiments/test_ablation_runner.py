@@ -94,7 +94,7 @@ def test_random_text_reads_a_twin_per_game_unless_one_seed_is_fixed(tmp_path):
     names = {r["config"]["manual"]["name"] for r in rows_of(tmp_path / "fixed")}
     assert names == {"civ-guide-random-4"}
     assert "one twin (seed 4)" in (tmp_path / "fixed" / "summary.md").read_text()
-    with pytest.raises(UserInputError, match="--twin-seed"):
+    with pytest.raises(UserInputError, match="ablation option twin_seed=-1: must be between 0"):
         tiny_spec(twin_seed=-1)
 
 
