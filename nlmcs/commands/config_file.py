@@ -92,7 +92,8 @@ def read_config(path: Path, parser: argparse.ArgumentParser) -> tuple[dict, dict
     return top, sections
 
 
-PATH_FIELDS = {"reader": ("reader", "twin_reader"), "net": ("net",), "corpus": ("corpus",)}
+PATH_FIELDS = {"reader": ("reader", "twin_reader"), "net": ("net",), "corpus": ("corpus",),
+               "train": ("init",)}
 """Section fields that may name a file or folder (a corpus or manual by name is left alone)."""
 
 

@@ -330,7 +330,8 @@ OUTPUT_OPTIONS = frozenset({"out", "html", "report", "log_decisions", "csv", "pn
                             "save_state"})
 """The options (by dest) that name what a command writes; every other path it is given
 (positional, option, --config and the config file's own keys) is read."""
-FILE_FIELDS = (("reader", "reader"), ("reader", "twin_reader"), ("net", "net"))
+FILE_FIELDS = (("reader", "reader"), ("reader", "twin_reader"), ("net", "net"),
+               ("train", "init"))
 """Config fields that name files a command reads."""
 
 

@@ -53,17 +53,22 @@ class NetGameJob:
     """Self-play: concentration of the root noise."""
     noise_share: float = option(0.0, low=0.0, high=1.0)
     """Self-play: share of Dirichlet noise in the root priors (0 when judging)."""
+    full_share: float = option(1.0, above=0.0, high=1.0)
+    """Self-play: share of moves searched at `rollouts` (playout-cap randomisation)."""
+    cheap_rollouts: int = option(8, low=1)
+    """Self-play: roll-outs of the other moves, whose visits are no policy target."""
 
     def __post_init__(self) -> None:
         check_fields(self, "network game option")
 
 
-def _planner(job, guide, game, seed, noise: bool):
+def _planner(job, guide, game, seed, noise: bool, rollouts: int | None = None):
     from nlmcs.net.guide import MixedLeaf
     from nlmcs.search.config import SearchConfig
     from nlmcs.search.uct import UCTPlanner
 
-    config = SearchConfig(rollouts=job.rollouts, depth=job.net_depth, prior_mode="puct",
+    config = SearchConfig(rollouts=rollouts or job.rollouts, depth=job.net_depth,
+                          prior_mode="puct",
                           puct_c=job.puct_c, prior_floor=job.prior_floor, opponent="builtin")
     return UCTPlanner(game=game, config=config, seed=seed, prior=guide,
                       leaf=MixedLeaf(guide, job.value_weight, config),
@@ -83,6 +88,13 @@ def selfplay_game(job: NetGameJob) -> dict:
     pick_rng = np.random.default_rng(np.random.SeedSequence([job.seed, 2]))
     searching = [0, 1] if job.opponent == "self" else [0]
     planners = {p: _planner(job, guide, game, job.seed * 2 + p, noise=True) for p in searching}
+    # Playout-cap randomisation (Wu 2019): most moves get a cheap search that plays the game
+    # on; only the full searches' visit shares are policy targets. Its own stream, drawn only
+    # when it is on, so games with every move full are the games played before it existed.
+    capped = job.full_share < 1.0
+    cap_rng = np.random.default_rng(np.random.SeedSequence([job.seed, 3]))
+    cheap = {p: _planner(job, guide, game, job.seed * 2 + p + 1_000_003, noise=False,
+                         rollouts=job.cheap_rollouts) for p in searching} if capped else {}
     scripted = {p: game.policy(job.opponent) for p in range(game.num_players)
                 if p not in planners}
     positions, targets, players = [], [], []
@@ -93,11 +105,15 @@ def selfplay_game(job: NetGameJob) -> dict:
                 joint[p] = scripted[p].joint_action(state, p, rng)
                 continue
             position = guide.encoder.encode(state, p)
-            move = planners[p].choose(state, p, rng)
-            visits = _visit_shares(planners[p].roots, position.agents, position.actions)
+            full = not capped or cap_rng.random() < job.full_share
+            planner = planners[p] if full else cheap[p]
+            move = planner.choose(state, p, rng)
+            visits = _visit_shares(planner.roots, position.agents, position.actions)
             if state.turn < job.temperature_turns:
                 move = _sample(visits, position.agents, position.actions, pick_rng)
             positions.append(position)
+            if not full:  # a cheap search's visits teach nothing; the result still does
+                visits = [np.zeros_like(v) for v in visits]
             targets.append(np.concatenate(visits) if visits else np.zeros(0, np.float32))
             players.append(p)
             joint[p] = move

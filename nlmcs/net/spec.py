@@ -6,7 +6,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from nlmcs.fields import check_fields, option
+from nlmcs.fields import check_fields, option, without_later
+
+LATER_FIELDS = {"init": None, "full_share": 1.0, "cheap_rollouts": 8}
+"""Fields added after runs were recorded, with the default that trains as before."""
 
 
 @dataclass(frozen=True)
@@ -71,13 +74,24 @@ class TrainSpec:
     """Seed of the judging games (salted apart from training games)."""
     seed: int = option(0, low=0)
     """Seed of the initial weights, the shuffles and the self-play games."""
+    init: str | None = None
+    """A checkpoint generation 0 starts from, instead of fresh weights cloned from the corpus:
+    a curriculum (the 20-turn network, judged and trained on at 100 turns)."""
+    full_share: float = option(1.0, above=0.0, high=1.0)
+    """Playout-cap randomisation: the share of self-play moves searched at `rollouts`; the
+    others at `cheap_rollouts`, whose visit shares are no policy target (their positions still
+    learn the game's result)."""
+    cheap_rollouts: int = option(8, low=1)
+    """Roll-outs of a self-play move outside the full share."""
 
     def __post_init__(self) -> None:
         check_fields(self, "training option")
 
     def identity(self) -> dict:
-        """What a resumed run must share (not the number of generations)."""
-        return {k: v for k, v in dataclasses.asdict(self).items() if k != "generations"}
+        """What a resumed run must share (not the number of generations; fields added since
+        runs were recorded only where they are not at their default)."""
+        values = {k: v for k, v in dataclasses.asdict(self).items() if k != "generations"}
+        return without_later(values, LATER_FIELDS)
 
     def game_options(self) -> dict:
         return {"preset": self.map, "max_turns": self.max_turns}

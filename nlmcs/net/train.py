@@ -23,9 +23,10 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from scipy.stats import binomtest
 
 from nlmcs.errors import UserInputError
-from nlmcs.files import atomic_output, write_atomic, write_csv_rows
+from nlmcs.files import atomic_output, sha256_file, write_atomic, write_csv_rows
 from nlmcs.jobs import Collected, run_jobs
 from nlmcs.net.checkpoint import Checkpoint, load, save
 from nlmcs.net.model import NetConfig, agent_log_softmax, tensors
@@ -160,11 +161,16 @@ def _train(spec: TrainSpec, out: Path, *, executor: Executor | None, device: str
     first = out / f"{stage_name(0)}.pt"
     if not first.exists():
         started = time.perf_counter()
-        checkpoint = Checkpoint.fresh(game, NetConfig(hidden=spec.hidden), seed=spec.seed)
-        clone = bool(spec.corpus and spec.bc_epochs)
-        row = {"generation": 0, "stage": "behaviour cloning" if clone else "untrained"}
-        if clone:
-            row.update(_clone(checkpoint, spec, out, device, log))
+        if spec.init is not None:  # a curriculum: an earlier network, judged on these games
+            checkpoint = load(spec.init, game)
+            row = {"generation": 0, "stage": "initial", "init": str(spec.init),
+                   "init_sha256": sha256_file(spec.init)}
+        else:
+            checkpoint = Checkpoint.fresh(game, NetConfig(hidden=spec.hidden), seed=spec.seed)
+            clone = bool(spec.corpus and spec.bc_epochs)
+            row = {"generation": 0, "stage": "behaviour cloning" if clone else "untrained"}
+            if clone:
+                row.update(_clone(checkpoint, spec, out, device, log))
         checkpoint.training.update({"generation": 0, "spec": spec.identity(), **row})
         _finish_stage(checkpoint, spec, out, 0, row, curve, started, executor, log)
     for generation in range(1, spec.generations + 1):
@@ -294,7 +300,8 @@ def _selfplay(spec: TrainSpec, out: Path, generation: int, net: Path, executor, 
 def _game_job(spec: TrainSpec, net: Path, opponent: str, seed: int, *, selfplay: bool
               ) -> NetGameJob:
     noise = {"temperature_turns": spec.temperature_turns, "dirichlet_alpha": spec.dirichlet_alpha,
-             "noise_share": spec.noise_share} if selfplay else {}
+             "noise_share": spec.noise_share, "full_share": spec.full_share,
+             "cheap_rollouts": spec.cheap_rollouts} if selfplay else {}
     return NetGameJob(net=str(net), opponent=opponent, game=spec.game,
                       game_options=spec.game_options(), seed=seed, rollouts=spec.rollouts,
                       net_depth=spec.net_depth, value_weight=spec.value_weight,
@@ -320,7 +327,10 @@ def _judge(spec: TrainSpec, net: Path, opponent: str, executor) -> dict:
     wins = np.array([1.0 if r["winner"] == 0 else 0.5 if r["winner"] is None else 0.0
                      for r in results])
     p = float(wins.mean())
+    # Wilson's 95% interval (a draw counts half, so the count is rounded)
+    ci = binomtest(int(round(wins.sum())), len(wins)).proportion_ci(0.95, method="wilson")
     return {"win_pct": 100 * p, "win_se": 100 * math.sqrt(p * (1 - p) / len(wins)),
+            "win_low": 100 * ci.low, "win_high": 100 * ci.high,
             "margin": float(np.mean([r["margin"] for r in results]))}
 
 
@@ -371,10 +381,15 @@ def write_curve_png(path: Path, curve: list[dict], spec: TrainSpec) -> None:
 
     gens = [int(r["generation"]) for r in curve]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 3.6))
-    wins = [r.get("vs_builtin_win_pct", math.nan) for r in curve]
-    ses = [r.get("vs_builtin_win_se", math.nan) for r in curve]
-    ax.errorbar(gens, wins, yerr=ses, marker="o", capsize=3,
-                label=f"against {spec.eval_opponent}")
+    wins = np.array([r.get("vs_builtin_win_pct", math.nan) for r in curve], float)
+    # Wilson's interval where the row has it (rows of older runs: +- one standard error)
+    low = np.array([r.get("vs_builtin_win_low", math.nan) for r in curve], float)
+    high = np.array([r.get("vs_builtin_win_high", math.nan) for r in curve], float)
+    ses = np.array([r.get("vs_builtin_win_se", math.nan) for r in curve], float)
+    low, high = np.where(np.isnan(low), wins - ses, low), np.where(np.isnan(high), wins + ses,
+                                                                     high)
+    ax.errorbar(gens, wins, yerr=[wins - low, high - wins], marker="o", capsize=3,
+                label=f"against {spec.eval_opponent} (95% interval)")
     prev = [r.get("vs_previous_win_pct", math.nan) for r in curve]
     ax.plot(gens, prev, marker="s", ls="--", label="against the previous generation")
     ax.axhline(50, color="grey", lw=0.6)

@@ -148,3 +148,49 @@ def test_the_shipped_network_plays_from_the_command_line(tmp_path):
                          capture_output=True, text=True, cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert "puct-net" in run.stdout
+
+
+def test_a_run_can_start_from_a_network_and_judges_with_an_interval(tmp_path):
+    """A curriculum: generation 0 is the given network (its weights, judged on this run's
+    games); each judged generation carries Wilson's 95% interval."""
+    import torch
+
+    first = tmp_path / "first"
+    train_net(dataclasses.replace(TINY, generations=0), first, log=lambda line: None)
+    longer = dataclasses.replace(TINY, generations=0, max_turns=6, init=str(first / "net.pt"))
+    out = tmp_path / "longer"
+    train_net(longer, out, log=lambda line: None)
+    start, again = load(first / "net.pt"), load(out / "gen-000.pt")
+    assert all(torch.equal(a, b) for a, b in zip(start.net.state_dict().values(),
+                                                  again.net.state_dict().values(), strict=True))
+    row = pd.read_csv(out / "curve.csv").iloc[0]
+    assert row["stage"] == "initial" and len(row["init_sha256"]) == 64
+    assert 0 <= row["vs_builtin_win_low"] <= row["vs_builtin_win_pct"] \
+        <= row["vs_builtin_win_high"] <= 100
+    assert row["vs_builtin_win_high"] - row["vs_builtin_win_low"] > 10  # two games: wide
+    # a run recorded before these fields existed keeps its identity at their defaults
+    assert "init" not in TINY.identity() and "init" in longer.identity()
+
+
+def test_playout_caps_search_most_moves_cheaply_and_learn_policy_only_from_full_ones(tmp_path):
+    from nlmcs.net.selfplay import NetGameJob, selfplay_game
+    from nlmcs.paths import shipped_dir
+
+    job = NetGameJob(net=str(shipped_dir() / "nets" / "civ.pt"), opponent="builtin",
+                     game="civ", game_options={"preset": "tiny", "max_turns": 12}, seed=3,
+                     rollouts=6, net_depth=1, value_weight=0.5, puct_c=0.3, prior_floor=0.1)
+
+    def full_rows(result) -> list[bool]:
+        s = result["samples"]
+        per_position = [s.target[(s.cand_agent >= 0)][
+            (s.agent_pos[s.cand_agent] == i)].sum() > 0 for i in range(len(s))]
+        return per_position
+
+    every = full_rows(selfplay_game(job))
+    assert all(every)  # at the full share, every move teaches the policy
+    capped = selfplay_game(dataclasses.replace(job, full_share=0.3, cheap_rollouts=2))
+    rows = full_rows(capped)
+    assert len(rows) == len(every) and 0 < sum(rows) < len(rows)
+    assert set(capped["samples"].value) <= {0.0, 0.5, 1.0}  # every position learns the result
+    again = selfplay_game(dataclasses.replace(job, full_share=0.3, cheap_rollouts=2))
+    assert full_rows(again) == rows  # the cap's draws come from the game's seed
