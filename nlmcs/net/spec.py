@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from nlmcs.fields import check_fields, option, without_later
 
-LATER_FIELDS = {"init": None, "full_share": 1.0, "cheap_rollouts": 8}
+LATER_FIELDS = {"init": None, "full_share": 1.0, "cheap_rollouts": 8, "previous_games": None}
 """Fields added after runs were recorded, with the default that trains as before."""
 
 
@@ -83,6 +83,9 @@ class TrainSpec:
     learn the game's result)."""
     cheap_rollouts: int = option(8, low=1)
     """Roll-outs of a self-play move outside the full share."""
+    previous_games: int | None = option(None, low=0)
+    """Judging games against the previous generation (None: `eval_games`); both sides search
+    there, so they cost twice a game against the built-in AI."""
 
     def __post_init__(self) -> None:
         check_fields(self, "training option")
@@ -105,8 +108,16 @@ JUDGING = 0x5EED
 """The salt of judging games: none is a training game."""
 
 
-def eval_seeds(spec: TrainSpec) -> list[int]:
-    """Judging seeds: from `eval_seed`, salted apart from every training game's."""
+def eval_seeds(spec: TrainSpec, games: int | None = None) -> list[int]:
+    """Judging seeds (the first `games`, default `eval_games`): from `eval_seed`, salted apart
+    from every training game's."""
     from nlmcs.seeds import game_seed
 
-    return [game_seed(spec.eval_seed, JUDGING, i) for i in range(spec.eval_games)]
+    n = spec.eval_games if games is None else games
+    return [game_seed(spec.eval_seed, JUDGING, i) for i in range(n)]
+
+
+def previous_seeds(spec: TrainSpec) -> list[int]:
+    """Judging seeds against the previous generation: the first `previous_games` of them."""
+    return eval_seeds(spec, spec.eval_games if spec.previous_games is None
+                      else spec.previous_games)

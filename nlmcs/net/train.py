@@ -32,7 +32,7 @@ from nlmcs.net.checkpoint import Checkpoint, load, save
 from nlmcs.net.model import NetConfig, agent_log_softmax, tensors
 from nlmcs.net.samples import Samples, concat, load_samples
 from nlmcs.net.selfplay import NetGameJob, match_game, selfplay_game
-from nlmcs.net.spec import TrainSpec, eval_seeds, stage_name
+from nlmcs.net.spec import TrainSpec, eval_seeds, previous_seeds, stage_name
 from nlmcs.runs import FileStore, code_state, locked, now, read_run, write_run
 from nlmcs.seeds import game_seed
 
@@ -316,11 +316,10 @@ def _indexed_match(job):
     return match_game(job[1])
 
 
-def _judge(spec: TrainSpec, net: Path, opponent: str, executor) -> dict:
-    if not spec.eval_games:
+def _judge(spec: TrainSpec, net: Path, opponent: str, executor, seeds: list[int]) -> dict:
+    if not seeds:
         return {}
-    jobs = list(enumerate(_game_job(spec, net, opponent, s, selfplay=False)
-                          for s in eval_seeds(spec)))
+    jobs = list(enumerate(_game_job(spec, net, opponent, s, selfplay=False) for s in seeds))
     store = Collected(describe=lambda job: f"judging game {job[0]} against {opponent}")
     run_jobs(jobs, _indexed_match, store, executor, max_in_flight=None)
     results = store.results(key=lambda job: job[0])  # in seed order, however they ended
@@ -339,10 +338,10 @@ def _finish_stage(checkpoint, spec, out, generation, row, curve, started, execut
     name = stage_name(generation)
     pending = out / f".{name}.judged.pt"
     save(checkpoint, pending)
-    against = _judge(spec, pending, spec.eval_opponent, executor)
+    against = _judge(spec, pending, spec.eval_opponent, executor, eval_seeds(spec))
     row.update({f"vs_builtin_{k}": v for k, v in against.items()})
     if previous is not None:
-        prior = _judge(spec, pending, f"net:{previous}", executor)
+        prior = _judge(spec, pending, f"net:{previous}", executor, previous_seeds(spec))
         row.update({f"vs_previous_{k}": v for k, v in prior.items()})
     row["seconds"] = time.perf_counter() - started
     curve[:] = [r for r in curve if int(r["generation"]) != generation] + [row]

@@ -194,3 +194,12 @@ def test_playout_caps_search_most_moves_cheaply_and_learn_policy_only_from_full_
     assert set(capped["samples"].value) <= {0.0, 0.5, 1.0}  # every position learns the result
     again = selfplay_game(dataclasses.replace(job, full_share=0.3, cheap_rollouts=2))
     assert full_rows(again) == rows  # the cap's draws come from the game's seed
+
+
+def test_fewer_judging_games_against_the_previous_generation_are_the_first_seeds():
+    from nlmcs.net.spec import eval_seeds, previous_seeds
+
+    spec = dataclasses.replace(TINY, eval_games=100, previous_games=40)
+    assert previous_seeds(spec) == eval_seeds(spec)[:40] and len(eval_seeds(spec)) == 100
+    assert previous_seeds(dataclasses.replace(spec, previous_games=None)) == eval_seeds(spec)
+    assert "previous_games" not in TINY.identity() and spec.identity()["previous_games"] == 40
