@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nlmcs.experiments.freeciv_report import Ledger, player_row
 from nlmcs.experiments.play import game_record, log_line, manual_label
 from nlmcs.experiments.relevance.log import END
 from nlmcs.files import AtomicFile, write_atomic, write_csv_rows
@@ -29,12 +30,15 @@ from nlmcs.games.freeciv.client import Client
 from nlmcs.games.freeciv.orders import fixed_rules, requests
 from nlmcs.games.freeciv.packets_def import Protocol
 from nlmcs.games.freeciv.server import FreeCivServer, ServerConfig
-from nlmcs.games.freeciv.translate import translate
+from nlmcs.games.freeciv.translate import UNKNOWN_GAP, translate
 from nlmcs.methods import make_planner
 from nlmcs.model.config import ModelConfig
 from nlmcs.search.config import SearchConfig
 
 GAP_MEASURES = ("units", "cities", "citizens", "food", "shields", "bulbs", "techs")
+HORIZONS = (1, 5, 10)
+"""Turns ahead our engine's prediction is compared with the server's (1: our move and the
+others moved by our built-in AI; longer: then every player moved by our built-in AI)."""
 
 
 def measures(state: CivState, player: int = 0) -> dict[str, int]:
@@ -54,6 +58,8 @@ class FreeCivGame:
     turns: list[dict] = field(default_factory=list)  # one row per turn played
     gaps: Counter = field(default_factory=Counter)  # translation gaps, summed over turns
     result: dict = field(default_factory=dict)
+    players: list[dict] = field(default_factory=list)  # a row per turn and player (diagnosis)
+    ledger: Ledger = field(default_factory=Ledger)  # every order and what became of it
 
 
 def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: int, seed: int,
@@ -70,8 +76,9 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                                         log_decisions=log_decisions is not None)
     decisions = None
     rng = np.random.default_rng(np.random.SeedSequence([seed, 7]))
+    ahead_rng = np.random.default_rng(np.random.SeedSequence([seed, 8]))  # longer horizons
     planner = civ = None
-    predicted: dict | None = None
+    predicted: dict[int, dict[int, dict]] = {}  # turn -> horizon -> measures predicted
     t0 = time.perf_counter()
     with FreeCivServer(server) as srv, Client.connect(proto, "127.0.0.1", srv.port) as client:
         client.join(username)
@@ -107,8 +114,10 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                             model_config=model_config)))  # fmt: skip
                 seen = measures(tr.state)
                 row = {"turn": view.turn, **seen}
-                if predicted is not None:
-                    row.update({f"predicted_{k}": predicted[k] for k in GAP_MEASURES})
+                for k, then in sorted(predicted.pop(view.turn, {}).items()):
+                    row.update({f"{_prefix(k)}{m}": then[m] for m in GAP_MEASURES})
+                game_out.ledger.start_turn(view, view.turn)
+                game_out.players += [player_row(view, p, view.turn) for p in _players(view)]
                 step0 = time.perf_counter()
                 joint = planner.choose(tr.state, 0, rng)
                 row["seconds"] = round(time.perf_counter() - step0, 3)
@@ -119,10 +128,16 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                 for packet, fields in sent:
                     client.send(packet, **fields)
                     client.receive_until({"PACKET_PROCESSING_FINISHED"})
-                predicted = measures(_predict(tr.state, joint, rng))
+                    game_out.ledger.sent(view, view.turn, packet, fields)
+                sim = _predict(tr.state, joint, rng)
+                predicted.setdefault(view.turn + 1, {})[1] = measures(sim)
+                for k in range(2, max(HORIZONS) + 1):
+                    sim = _predict(sim, None, ahead_rng)
+                    if k in HORIZONS:
+                        predicted.setdefault(view.turn + k, {})[k] = measures(sim)
                 me = view.players.get(view.player_id, {})
                 row.update({"orders": len(sent), "score": me.get("score", 0),
-                            "unknown_tiles": tr.gaps.get("unknown tile (guessed grassland)", 0)})
+                            "unknown_tiles": tr.gaps.get(UNKNOWN_GAP, 0)})
                 game_out.gaps.update(tr.gaps)
                 game_out.turns.append(row)
                 log(f"turn {row['turn']}: {seen['units']} units, {seen['cities']} cities, "
@@ -196,42 +211,127 @@ def _final_scores(client: Client, report: dict) -> dict[int, int]:
     return scores
 
 
-def _predict(state: CivState, joint: dict, rng) -> CivState:
-    """Our engine's next turn: our move, every other player moved by our built-in AI."""
+def _players(view) -> list[int]:
+    """Us first, then every other player alive (not barbarians)."""
+    others = sorted(p for p, row in view.players.items() if p != view.player_id
+                    and row.get("is_alive") and not row.get("barbarian_type"))
+    return [view.player_id, *others]
+
+
+def _prefix(horizon: int) -> str:
+    return "predicted_" if horizon == 1 else f"predicted{horizon}_"
+
+
+def _predict(state: CivState, joint: dict | None, rng) -> CivState:
+    """Our engine's next turn: our move (None: our built-in AI's), every other player moved
+    by our built-in AI."""
     sim = state.clone()
     ai = state.game.policy("builtin")
-    moves = {0: joint, **{p: ai.joint_action(sim, p, rng) for p in range(1, sim.num_players)}}
+    moves = {p: ai.joint_action(sim, p, rng) for p in range(joint is not None, sim.num_players)}
+    if joint is not None:
+        moves = {0: joint, **moves}
     sim.apply_joint_actions(moves, rng)
     return sim
 
 
 def gap_table(turns: list[dict]) -> list[dict]:
-    """Per measure: turns compared, mean predicted, mean seen and mean absolute error."""
+    """Per horizon and measure: turns compared, mean predicted, mean seen and mean absolute
+    error."""
     out = []
-    for k in GAP_MEASURES:
-        pairs = [(r[f"predicted_{k}"], r[k]) for r in turns if f"predicted_{k}" in r]
-        if pairs:
-            pred, seen = np.array(pairs, float).T
-            out.append({"measure": k, "turns": len(pairs), "predicted": round(pred.mean(), 2),
-                        "seen": round(seen.mean(), 2),
-                        "mean_abs_error": round(float(np.abs(pred - seen).mean()), 2)})
+    for h in HORIZONS:
+        for k in GAP_MEASURES:
+            name = f"{_prefix(h)}{k}"
+            pairs = [(r[name], r[k]) for r in turns if r.get(name) is not None]
+            if pairs:
+                pred, seen = np.array(pairs, float).T
+                out.append({"horizon": h, "measure": k, "turns": len(pairs),
+                            "predicted": round(pred.mean(), 2), "seen": round(seen.mean(), 2),
+                            "mean_abs_error": round(float(np.abs(pred - seen).mean()), 2)})
     return out
 
 
+REPORT_FILES = ("turns.csv", "gaps.csv", "players.csv", "orders.csv", "losses.csv",
+                "players.png", "summary.md")
+"""What `write_results` writes into a game's folder."""
+
+
 def write_results(game: FreeCivGame, out: Path) -> None:
+    """The game's diagnosis: per-turn rows (ours with the engine's predictions; both players),
+    every order and what became of it, the units lost, a plot of both players, a summary."""
     out.mkdir(parents=True, exist_ok=True)
     write_csv_rows(out / "turns.csv", game.turns)
     write_csv_rows(out / "gaps.csv", gap_table(game.turns))
+    write_csv_rows(out / "players.csv", game.players)
+    write_csv_rows(out / "orders.csv", [o.row() for o in game.ledger.orders])
+    write_csv_rows(out / "losses.csv", game.ledger.losses)
+    plot_players(game.players, out / "players.png")
     r = game.result
+    last = {row["player"]: row for row in game.players}  # each player's last turn
+    us, ai = last.get("us", {}), last.get("ai", {})
     lines = [f"# FreeCiv game: {r['method']} vs FreeCiv's AI ({r['ai_level']}), seed {r['seed']}",
              "", "Played as a player (fog of war); no observer connection, no savegame reading.",
              "", f"Turns {r['turns']}; final scores (FreeCiv's, at the turn limit): ours "
              f"{r['our_score']}, best other {r['best_other_score']}; {r['seconds']} s.", "",
-             "## Rules gap (our engine's prediction of the next turn vs what the server showed)",
-             "", "| measure | turns | predicted | seen | mean abs error |",
+             "## The last turn, both players (players.csv, players.png)", "",
+             "| | score | cities | citizens | units | techs | explored |",
+             "|---|---:|---:|---:|---:|---:|---:|",
+             f"| us | {us.get('score')} | {us.get('cities')} | {us.get('citizens')} | "
+             f"{us.get('units')} | {us.get('techs')} | {us.get('explored')} |",
+             f"| FreeCiv's AI (what we see) | {ai.get('score')} | {ai.get('seen_cities')} | "
+             f"{ai.get('seen_citizens')} | {ai.get('seen_units')} | | |", "",
+             f"Our score's parts (FreeCiv 3.0's formula): citizens {us.get('score_citizens')}, "
+             f"techs x 2 {us.get('score_techs')}, wonders x 5 {us.get('score_wonders')}, other "
+             f"(happy citizens, units built and killed, culture) {us.get('score_other')}.", "",
+             "## Our orders and what the server did with them (orders.csv)", "",
+             "| order | carried out | refused | unfinished | unit lost |",
              "|---|---:|---:|---:|---:|"]  # fmt: skip
-    lines += [f"| {g['measure']} | {g['turns']} | {g['predicted']} | {g['seen']} | "
-              f"{g['mean_abs_error']} |" for g in gap_table(game.turns)]
+    lines += [f"| {o['order']} | {o['carried out']} | {o['refused']} | {o['unfinished']} | "
+              f"{o['unit lost']} |" for o in game.ledger.outcomes()]
+    refusals = game.ledger.refusals()
+    if refusals:
+        lines += ["", "The commonest refusals, with what the server said:", ""]
+        lines += [f"- {text} ({n})" for text, n in refusals]
+    lost = Counter(loss["type"] for loss in game.ledger.losses)
+    lines += ["", f"Units lost (losses.csv): {sum(lost.values())}"
+              + (" (" + ", ".join(f"{k} {v}" for k, v in lost.most_common()) + ")" if lost
+                 else ""), "",
+              "## Rules gap (our engine's prediction vs what the server showed, 1, 5 and 10 "
+              "turns ahead)", "",
+              "| horizon | measure | turns | predicted | seen | mean abs error |",
+              "|---:|---|---:|---:|---:|---:|"]
+    lines += [f"| {g['horizon']} | {g['measure']} | {g['turns']} | {g['predicted']} | "
+              f"{g['seen']} | {g['mean_abs_error']} |" for g in gap_table(game.turns)]
     lines += ["", "## What did not map (summed over turns)", "", "| what | count |", "|---|---:|"]
     lines += [f"| {k} | {v} |" for k, v in game.gaps.most_common()]
     write_atomic(out / "summary.md", "\n".join(lines) + "\n")
+
+
+def plot_players(rows: list[dict], path: Path) -> None:
+    """Both players' curves over the game: score, cities, citizens, units (the AI's as we see
+    them), and our techs and explored share."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nlmcs.files import atomic_output
+
+    panels = (("score", "score", "score"), ("cities", "cities", "seen_cities"),
+              ("citizens", "citizens", "seen_citizens"), ("units", "units", "seen_units"),
+              ("techs", "techs", None), ("explored share", "explored", None))
+    fig, axes = plt.subplots(2, 3, figsize=(10, 5.4))
+    for ax, (title, ours, theirs) in zip(axes.flat, panels, strict=True):
+        for who, key, style in (("us", ours, "-"), ("ai", theirs, "--")):
+            pts = [(r["turn"], r[key]) for r in rows if r["player"] == who and key
+                   and r.get(key) is not None]
+            if pts:
+                ax.plot(*zip(*pts, strict=True), style, label="us" if who == "us" else
+                        "FreeCiv's AI" + ("" if key == "score" else " (seen)"))
+        ax.set_title(title, fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.legend(fontsize=7)
+    fig.supxlabel("turn", fontsize=9)
+    fig.tight_layout()
+    with atomic_output(path, binary=True) as fh:
+        fig.savefig(fh, format="png", dpi=90)
+    plt.close(fig)

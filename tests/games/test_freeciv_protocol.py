@@ -316,7 +316,7 @@ def test_the_wire_constants_are_freecivs(tmp_path):
                "unit.h", "tile.h",
                "unittype.h", "tech.h", "terrain.h", "nation.h", "disaster.h", "spaceship.h",
                "connection.h", "game.h", "traderoutes.h", "multipliers.h", "research.h",
-               "calendar.h", "achievements.h", "packets.h"]  # fmt: skip
+               "calendar.h", "achievements.h", "events.h", "packets.h"]  # fmt: skip
     work = tmp_path
     (work / "fc_config.h").write_text("#define HAVE_PTHREAD 1\n")
     (work / "freeciv_config.h").write_text(
@@ -393,10 +393,20 @@ def test_a_planner_plays_a_real_server_and_the_rules_gap_is_reported(tmp_path):
     assert [t["turn"] for t in turns] == [1, 2, 3, 4]
     assert sum(t["orders"] for t in turns) > 0  # moves, cities, research were sent
     assert all("predicted_units" in t for t in turns[1:])
-    assert played.gaps["unknown tile (guessed grassland)"] > 0
+    assert played.gaps["unknown tile (guessed tundra)"] > 0
     summary = (tmp_path / "summary.md").read_text()
     assert "Rules gap" in summary and "fog of war" in summary
-    assert (tmp_path / "gaps.csv").read_text().startswith("measure,turns,predicted,seen")
+    assert (tmp_path / "gaps.csv").read_text().startswith("horizon,measure,turns,predicted")
+    # the diagnosis: both players per turn, every order with its outcome, a plot
+    from nlmcs.experiments.freeciv_play import REPORT_FILES
+    from nlmcs.experiments.freeciv_report import OUTCOMES
+
+    assert all((tmp_path / name).is_file() for name in REPORT_FILES)
+    assert [(r["turn"], r["player"]) for r in played.players][:2] == [(1, "us"), (1, "ai")]
+    assert played.ledger.orders and {o.outcome for o in played.ledger.orders} <= set(OUTCOMES)
+    assert any(o.detail.startswith("found city") and o.outcome == "carried out"
+               for o in played.ledger.orders)  # our first settlers founded a city
+    assert "what the server did with them" in summary
     # The decision log reads like `nlmcs play`'s: game record first, end record last.
     log = read_log(tmp_path / "decisions.jsonl")
     assert log.header["method"] == "uct" and log.header["opponent"] == "freeciv-novice"

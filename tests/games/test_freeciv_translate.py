@@ -77,7 +77,7 @@ def test_the_view_becomes_our_state_and_the_gaps_are_counted(view):
     assert tr.players == [ME, AI] and s.turn == 5 and s.map.width == W
     names = [t.name for t in s.tables.ruleset.terrains]
     assert names[s.map.terr[at(2, 2)]] == "ocean" and names[s.map.terr[at(8, 8)]] == "ocean"
-    assert names[s.map.terr[at(6, 5)]] == "hills" and names[s.map.terr[at(0, 0)]] == "grassland"
+    assert names[s.map.terr[at(6, 5)]] == "hills" and names[s.map.terr[at(0, 0)]] == "tundra"
     assert s.map.riv[at(5, 5)] and s.tables.resource_names[s.map.res[at(5, 5)]] == "wheat"
     assert s.improvements[at(6, 5)] != 0  # the mine
     city = s.cities[50]
@@ -89,7 +89,7 @@ def test_the_view_becomes_our_state_and_the_gaps_are_counted(view):
     p = s.players[0]
     assert p.techs == 1 << s.tables.tech_names.index("bronze working")
     assert s.tables.tech_names[p.researching] == "alphabet" and (p.bulbs, p.gold) == (7, 40)
-    assert gaps["unknown tile (guessed grassland)"] == W * H - 49
+    assert gaps["unknown tile (guessed tundra)"] == W * H - 49
     assert gaps["terrain lake as ocean"] == 1
     assert gaps["unit explorer left out"] == 1 and gaps["activity as idle"] == 1
     assert gaps["activity mining as idle (grassland cannot be mined)"] == 1  # FreeCiv: forest

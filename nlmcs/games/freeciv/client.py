@@ -59,6 +59,7 @@ class View:
     actions: dict[int, dict] = field(default_factory=dict)
     extras: dict[int, dict] = field(default_factory=dict)
     latest: dict[str, dict] = field(default_factory=dict)  # the last packet of every kind
+    messages: list[dict] = field(default_factory=list)  # the server's event messages, in order
     received: Counter = field(default_factory=Counter)
     player_id: int | None = None
     conn_id: int | None = None
@@ -80,6 +81,9 @@ class View:
         elif name in _REMOVED:
             table, key = _REMOVED[name]
             getattr(self, table).pop(values[key], None)
+        elif name in ("PACKET_CHAT_MSG", "PACKET_EARLY_CHAT_MSG"):
+            self.messages.append({k: values.get(k) for k in ("turn", "event", "tile",
+                                                             "message")})
         elif name == "PACKET_CONN_INFO" and values.get("id") == self.conn_id:
             self.player_id = values.get("player_num")
 

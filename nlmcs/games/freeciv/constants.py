@@ -52,6 +52,10 @@ ENUMS = {
     "DIR8_SOUTHWEST": 5, "DIR8_SOUTH": 6, "DIR8_SOUTHEAST": 7,
     # enum tech_state, enum known_type, tech ids
     "TECH_KNOWN": 2, "TILE_UNKNOWN": 0, "A_NONE": 0, "A_UNSET": 202,
+    # enum impr_genus_id; enum event_type (what the server's messages are about)
+    "IG_GREAT_WONDER": 0, "E_CITY_LOST": 1, "E_UNIT_LOST_ATT": 76, "E_UNIT_LOST_DEF": 80,
+    "E_UNIT_ORDERS": 85, "E_BAD_COMMAND": 93, "E_UNIT_LOST_MISC": 103,
+    "E_UNIT_ILLEGAL_ACTION": 117,
 }  # fmt: skip
 """Enum values the bridge sends or reads, by their C names."""
 

@@ -5,7 +5,10 @@ Each turn the client's `View` (a player's view, fog of war included) becomes a `
 (FreeCiv's native index y * xsize + x on a non-isometric map). What our engine does not model is
 mapped to its nearest equivalent or left out, and counted in `Translation.gaps`:
 
-- tiles never seen: guessed grassland (counted as `unknown tile`); FreeCiv terrains we lack:
+- tiles never seen: guessed tundra, land of little worth (counted as `unknown tile`): guessed
+  grassland, the unseen two thirds of the map looked like the best land there is, and our
+  built-in AI sent its settlers a dozen tiles into it, to find ocean or hills (with it through the
+  bridge it founded one city in 100 turns; with tundra, five or six); FreeCiv terrains we lack:
   lake, deep ocean and inaccessible as ocean, glacier as tundra;
 - units, buildings and techs we lack (explorers, palaces, ...): left out, by name; a palace makes
   its city our capital;
@@ -30,7 +33,8 @@ from nlmcs.games.freeciv.constants import ENUMS
 
 TERRAIN_AS = {"lake": "ocean", "deep ocean": "ocean", "inaccessible": "ocean",
               "glacier": "tundra"}  # fmt: skip
-UNKNOWN_TERRAIN = "grassland"
+UNKNOWN_TERRAIN = "tundra"
+UNKNOWN_GAP = f"unknown tile (guessed {UNKNOWN_TERRAIN})"
 ACTIVITY_AS = {
     ENUMS["ACTIVITY_IDLE"]: "idle", ENUMS["ACTIVITY_FORTIFIED"]: "fortified",
     ENUMS["ACTIVITY_FORTIFYING"]: "fortifying", ENUMS["ACTIVITY_IRRIGATE"]: "irrigating",
@@ -81,7 +85,7 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
     for t in range(width * height):
         tile = view.tiles.get(t)
         if tile is None or tile.get("known", 0) == ENUMS["TILE_UNKNOWN"]:
-            gaps["unknown tile (guessed grassland)"] += 1
+            gaps[UNKNOWN_GAP] += 1
             terrain.append(our_terrains[UNKNOWN_TERRAIN])
             continue
         name = rule_name(view.terrains.get(tile["terrain"], {}))
