@@ -126,6 +126,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("oracle", "the built-in AI knowing the variant game's rule (scripted, no search)",
            "script"),
     Method("oracle-blind", "the built-in AI without the rule (scripted, no search)", "script"),
+    Method("howto", "FreeCiv's HOWTOPLAY as a scripted player: many cities, settlers from "
+           "every city, workers once the land is taken (scripted, no search)", "script"),
 )}  # fmt: skip
 
 VARIANT_METHODS = ("text-mismatched", "uct-text-mismatched")
@@ -259,7 +261,8 @@ def make_planner(
     if method.planner == "script":
         from nlmcs.search.scripted import ScriptedPlanner
 
-        return ScriptedPlanner(game=game, knows_rule=name == "oracle")
+        return ScriptedPlanner(game=game, script={"oracle": "oracle", "oracle-blind": "blind",
+                                                   "howto": "howto"}[name])
     if method.planner == "mc":
         return _mc_planner(method, game=game, manual=manual, search_config=search_config,
                            model_config=model_config or ModelConfig(), seed=seed, prior=prior,

@@ -1,8 +1,10 @@
-"""A scripted player seated where a planner sits: the variant ablations' oracle arms.
+"""A scripted player seated where a planner sits: the variant ablations' oracle arms, and
+FreeCiv's HOWTOPLAY.
 
 `oracle` is the built-in AI that knows the variant game's rule (its settlers prefer the sacred
-terrain), `oracle-blind` the same script without it. Neither searches: each step is the script's
-joint action, so the arms measure what knowing the rule is worth, free of search noise.
+terrain), `oracle-blind` the same script without it; `howto` the built-in AI's rules at the
+priorities of FreeCiv's own playing guide (`nlmcs.games.civ.ai.HowtoPlayer`). None searches:
+each step is the script's joint action, free of search noise.
 """
 
 from __future__ import annotations
@@ -19,17 +21,19 @@ SCRIPT_LEVEL = "normal"
 
 
 class ScriptedPlanner:
-    """`Planner` over the civ built-in AI (`knows_rule`: the oracle)."""
+    """`Planner` over the civ built-in AI: `script` "oracle" (knowing the variant's rule),
+    "blind" (not knowing it) or "howto"."""
 
-    def __init__(self, *, game: Game, knows_rule: bool):
-        from nlmcs.games.civ.ai import BuiltinAI
+    def __init__(self, *, game: Game, script: str):
+        from nlmcs.games.civ.ai import BuiltinAI, HowtoPlayer
 
         if getattr(game, "name", None) != "civ":
             from nlmcs.errors import UserInputError
 
-            raise UserInputError("the oracle arms script the civ game's built-in AI; "
+            raise UserInputError("the scripted arms script the civ game's built-in AI; "
                                  f"game {getattr(game, 'name', game)!r} has none")
-        self.policy = BuiltinAI(SCRIPT_LEVEL, knows_rule=knows_rule)
+        self.policy = HowtoPlayer() if script == "howto" else BuiltinAI(
+            SCRIPT_LEVEL, knows_rule=script == "oracle")
         self.last_stats: dict = {}
         self.last_log: list[dict] = []
         self.steps = 0

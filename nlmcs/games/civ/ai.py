@@ -33,6 +33,7 @@ class AILevel:
     walls: bool  # builds city walls when the enemy is near
     barracks: bool  # builds barracks for veteran units
     research: tuple[str, ...]  # research order
+    expand_first: bool = False  # no workers while a city can still build settlers for a site
 
 
 LEVELS = {
@@ -46,6 +47,13 @@ LEVELS = {
                     ("bronze working", "warrior code", "iron working", "masonry", "alphabet",
                      "mathematics", "pottery", "horseback riding", "the wheel")),
 }
+HOWTO = AILevel(1, 12, 0.6, 2.0, 4, True, False,
+                ("alphabet", "bronze working", "pottery", "masonry", "horseback riding",
+                 "warrior code", "the wheel", "mathematics", "iron working"), expand_first=True)
+"""FreeCiv's HOWTOPLAY as a level of the script: lots of cities ("seven or eight at the least"),
+settlers from every city, and only once the land is taken workers to irrigate and build roads;
+a defender in every city, and an army only on contact; science first (the cheapest techs
+first, as the score counts techs, not their worth)."""
 SITE_SPACING = 3  # the AI leaves two tiles between its cities (Chebyshev distance 3)
 SACRED_SITE_BONUS = 40.0
 """What a site on the sacred terrain adds to its value for the AI that knows a variant's rule
@@ -191,6 +199,19 @@ class BuiltinAI:
         return _Turn(state, player, self.level, rng, sacred).plan()
 
 
+class HowtoPlayer(BuiltinAI):
+    """The scripted player of FreeCiv's HOWTOPLAY (`HOWTO`): the built-in AI's rules at the
+    guide's priorities. The method `howto` seats it; `uct-howto` searches on it."""
+
+    kind = "howto"
+
+    def __init__(self):
+        self.level_name = "howto"
+        self.level = HOWTO
+        self.knows_rule = False
+        self.name = "howto"
+
+
 class _Turn:
     """One turn's planning for one player; holds the facts every agent's rule looks at.
 
@@ -316,10 +337,13 @@ class _Turn:
         danger = self.enemy_near(c.tile, 2)
         if have < self.need[c.id]:
             choice = best_unit(s, options, attack=False)
-        elif (not danger and c.size >= 2 and len(self.own_cities) + settlers < L.max_cities
+        elif (not danger and (c.size >= 2 or L.expand_first)  # shields wait for the citizen
+              and len(self.own_cities) + settlers < L.max_cities
               and "settlers" in items and self.site_available(c.tile)):
             choice = "settlers"
-        elif "workers" in items and self.workers < min(len(self.own_cities), 4) and not danger:
+        elif ("workers" in items and self.workers < min(len(self.own_cities), 4) and not danger
+              and not (L.expand_first and len(self.own_cities) + settlers < L.max_cities
+                       and self.site_available(c.tile))):
             choice = "workers"
         elif L.walls and danger and "city walls" in items:
             choice = "city walls"

@@ -182,8 +182,12 @@ class CivGame(Game):
             return GreedyPolicy()
         if name == "builtin":
             return BuiltinAI(level or "normal")
+        if name == "howto" and not level:
+            from nlmcs.games.civ.ai import HowtoPlayer
+
+            return HowtoPlayer()
         raise UserInputError(
-            f"unknown player {spec!r} (known: builtin[:easy|normal|hard], random, greedy)"
+            f"unknown player {spec!r} (known: builtin[:easy|normal|hard], howto, random, greedy)"
         )
 
 
