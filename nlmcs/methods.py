@@ -63,6 +63,9 @@ class Method:
     """Reads with pretrained word meaning: an MC method's model adds the meaning features of
     relevance (`ModelConfig.meaning`); a tree method is steered by the zero-shot meaning prior
     over the text `reads` names (`nlmcs.reader.meaning`, no training)."""
+    script: str = ""
+    """A scripted player (`Game.policy` spec) a tree searches on: its moves are our side's
+    roll-out policy and the PUCT prior of the tree."""
 
 
 METHODS: dict[str, Method] = {m.name: m for m in (
@@ -128,6 +131,8 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("oracle-blind", "the built-in AI without the rule (scripted, no search)", "script"),
     Method("howto", "FreeCiv's HOWTOPLAY as a scripted player: many cities, settlers from "
            "every city, workers once the land is taken (scripted, no search)", "script"),
+    Method("uct-howto", "UCT on the howto player: its moves are our roll-outs' policy and the "
+           "trees' PUCT prior", "uct", script="howto"),
 )}  # fmt: skip
 
 VARIANT_METHODS = ("text-mismatched", "uct-text-mismatched")
@@ -258,6 +263,12 @@ def make_planner(
             leaf = MixedLeaf(guide, options.value_weight, search_config)
             search_config = dataclasses.replace(search_config, depth=options.net_depth,
                                                 prior_mode="puct")
+    if method.script:
+        from nlmcs.search.policies import ScriptedPrior, ScriptedRollout
+
+        prior = ScriptedPrior(game.policy(method.script), seed)
+        policy = ScriptedRollout(game.policy(method.script))
+        search_config = dataclasses.replace(search_config, prior_mode="puct")
     if method.planner == "script":
         from nlmcs.search.scripted import ScriptedPlanner
 

@@ -48,6 +48,54 @@ class TypedRollout:
         return group[int(rng.integers(len(group)))]
 
 
+class ScriptedMoves:
+    """A game's scripted player (`Policy.joint_action`) asked agent by agent: the move it gives
+    an agent on this state, computed once per state and turn for the agent's whole side. It
+    serves the trees as a roll-out policy (`ScriptedRollout`) and a PUCT prior
+    (`ScriptedPrior`)."""
+
+    def __init__(self, policy):
+        self.policy = policy
+        self._state = None
+        self._turn = None
+        self._moves: dict[AgentId, Action] = {}
+
+    def move(self, state: State, agent: AgentId, rng: np.random.Generator) -> Action | None:
+        if self._state is not state or self._turn != state.turn:
+            self._state, self._turn, self._moves = state, state.turn, {}
+        if agent not in self._moves:
+            for player in range(state.num_players):
+                if agent in state.agents(player):
+                    self._moves.update(self.policy.joint_action(state, player, rng))
+                    break
+        return self._moves.get(agent)
+
+
+class ScriptedRollout:
+    """The scripted player's move where it gives one among `actions`, else uniformly."""
+
+    def __init__(self, policy):
+        self.moves = ScriptedMoves(policy)
+
+    def choose(self, state: State, agent: AgentId, actions: Sequence[Action], rng) -> Action:
+        move = self.moves.move(state, agent, rng)
+        return move if move in actions else actions[int(rng.integers(len(actions)))]
+
+
+class ScriptedPrior:
+    """A PUCT prior: all on the scripted player's move (the floor of `prior_floor` keeps the
+    others searchable). Its own stream for the script's tie-breaks, from `seed`, so the prior
+    draws nothing from the search's."""
+
+    def __init__(self, policy, seed: int = 0):
+        self.moves = ScriptedMoves(policy)
+        self.rng = np.random.default_rng(np.random.SeedSequence([seed, 3]))
+
+    def __call__(self, state: State, agent: AgentId, actions: list[Action]) -> list[float]:
+        move = self.moves.move(state, agent, self.rng)
+        return [1.0 if a == move else 0.0 for a in actions]
+
+
 def make_rollout_policy(kind: str, type_weights: Mapping[str, float] | None = None
                         ) -> RolloutPolicy:
     if kind == "uniform":

@@ -126,3 +126,36 @@ def test_the_final_choice_counts_real_visits_only():
     assert final_choice(kids, by_visits=True) == Action("move", "north")
     fresh = {Action("wait"): Node(10, 9.0), Action("mine"): Node()}  # no roll-outs at all
     assert final_choice(fresh, by_visits=True) == Action("wait")
+
+
+def test_a_scripted_player_steers_the_tree_as_prior_and_roll_out_policy():
+    """uct-howto's parts: the script's move gets the prior's mass and is the roll-outs' move;
+    the script is asked once per state and turn for a whole side."""
+    from nlmcs.games.civ import CivConfig, CivGame
+    from nlmcs.methods import make_planner
+    from nlmcs.search.policies import ScriptedPrior, ScriptedRollout
+
+    game = CivGame(CivConfig.preset("tiny", max_turns=6))
+    state = game.new_initial_state(2)
+    asked = []
+
+    class Counting:
+        def __init__(self):
+            self.inner = game.policy("howto")
+
+        def joint_action(self, s, player, rng):
+            asked.append(player)
+            return self.inner.joint_action(s, player, rng)
+
+    script = game.policy("howto").joint_action(state, 0, np.random.default_rng(0))
+    prior, roll = ScriptedPrior(Counting()), ScriptedRollout(Counting())
+    for agent, actions in state.agent_actions(0):
+        p = prior(state, agent, list(actions))
+        assert p == [1.0 if a == script[agent] else 0.0 for a in actions]
+        assert roll.choose(state, agent, actions, np.random.default_rng(1)) == script[agent]
+    assert asked == [0, 0]  # once for the prior, once for the roll-outs, for all agents
+    planner = make_planner("uct-howto", game=game, seed=0,
+                           search_config=SearchConfig(rollouts=6, depth=2))
+    assert planner.config.prior_mode == "puct" and isinstance(planner.prior, ScriptedPrior)
+    move = planner.choose(state, 0, np.random.default_rng(0))
+    assert all(move[a] in state.legal_actions(a) for a in move)
