@@ -64,8 +64,8 @@ class Method:
     relevance (`ModelConfig.meaning`); a tree method is steered by the zero-shot meaning prior
     over the text `reads` names (`nlmcs.reader.meaning`, no training)."""
     script: str = ""
-    """A scripted player (`Game.policy` spec) a tree searches on: its moves are our side's
-    roll-out policy and the PUCT prior of the tree."""
+    """A scripted player (`Game.policy` spec) the search leans on: its moves are our side's
+    roll-out policy (the MC search's exploring moves), and a tree's PUCT prior."""
 
 
 METHODS: dict[str, Method] = {m.name: m for m in (
@@ -133,6 +133,11 @@ METHODS: dict[str, Method] = {m.name: m for m in (
            "every city, workers once the land is taken (scripted, no search)", "script"),
     Method("uct-howto", "UCT on the howto player: its moves are our roll-outs' policy and the "
            "trees' PUCT prior", "uct", script="howto"),
+    Method("text-howto", "text with the howto player as its roll-out policy (the paper's "
+           "experiment in the real game: text on a competent roll-out policy)", "mc",
+           model="text", reads="manual", script="howto"),
+    Method("random-text-howto", "text-howto reading the word-permuted twin", "mc",
+           model="text", reads="random-twin", script="howto"),
 )}  # fmt: skip
 
 VARIANT_METHODS = ("text-mismatched", "uct-text-mismatched")
@@ -266,9 +271,10 @@ def make_planner(
     if method.script:
         from nlmcs.search.policies import ScriptedPrior, ScriptedRollout
 
-        prior = ScriptedPrior(game.policy(method.script), seed)
         policy = ScriptedRollout(game.policy(method.script))
-        search_config = dataclasses.replace(search_config, prior_mode="puct")
+        if method.planner != "mc":  # a tree also takes the script's moves as its prior
+            prior = ScriptedPrior(game.policy(method.script), seed)
+            search_config = dataclasses.replace(search_config, prior_mode="puct")
     if method.planner == "script":
         from nlmcs.search.scripted import ScriptedPlanner
 

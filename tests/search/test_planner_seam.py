@@ -48,7 +48,8 @@ def test_method_table_speaks_one_vocabulary():
             assert method.model in kinds
             # every MC method but the controls (the random twin, the unrelated text, the
             # mismatched manual) and the corpus and text-prior hybrids is named for its model
-            assert method.name in (method.model, f"{method.model}-meaning") or method.reads in (
+            assert method.name in (method.model, f"{method.model}-meaning",
+                                   f"{method.model}-{method.script}") or method.reads in (
                 "random-twin", "unrelated", "mismatched") or (
                 method.corpus and method.name == f"{method.model}-corpus") or (
                 method.text_prior and method.name == f"{method.model}-prior")

@@ -159,3 +159,19 @@ def test_a_scripted_player_steers_the_tree_as_prior_and_roll_out_policy():
     assert planner.config.prior_mode == "puct" and isinstance(planner.prior, ScriptedPrior)
     move = planner.choose(state, 0, np.random.default_rng(0))
     assert all(move[a] in state.legal_actions(a) for a in move)
+
+
+def test_the_mc_search_explores_by_the_script_without_a_prior():
+    """text-howto: the script is the MC search's roll-out policy (its exploring moves); unlike
+    a tree, the MC search takes no prior from it."""
+    from nlmcs.games.civ import CivConfig, CivGame
+    from nlmcs.methods import make_planner
+    from nlmcs.search.policies import ScriptedRollout
+
+    game = CivGame(CivConfig.preset("tiny", max_turns=4))
+    for name in ("text-howto", "random-text-howto"):
+        planner = make_planner(name, game=game, seed=0,
+                               search_config=SearchConfig(rollouts=4, depth=2))
+        assert isinstance(planner.core.random_policy, ScriptedRollout)
+        assert planner.core.prior is None
+        planner.close()
