@@ -149,6 +149,10 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
             game_out.result = _result(game_out, final=final, destroyed=destroyed,
                                       me=view.player_id, method=method, seed=seed,
                                       server=server, seconds=time.perf_counter() - t0)  # fmt: skip
+            last = {r["playerno"]: r for r in game_out.players}  # each player's last row
+            for pid, score in final.items():
+                if pid in last:
+                    last[pid]["final_score"] = score
             if decisions is not None:
                 decisions.file.write(log_line(_end_record(game_out.result)))
         finally:
@@ -275,9 +279,11 @@ def write_results(game: FreeCivGame, out: Path) -> None:
              "## The last turn, both players (players.csv, players.png)", "",
              "| | score | cities | citizens | units | techs | explored |",
              "|---|---:|---:|---:|---:|---:|---:|",
-             f"| us | {us.get('score')} | {us.get('cities')} | {us.get('citizens')} | "
+             f"| us | {us.get('final_score', us.get('score'))} | {us.get('cities')} | "
+             f"{us.get('citizens')} | "
              f"{us.get('units')} | {us.get('techs')} | {us.get('explored')} |",
-             f"| FreeCiv's AI (what we see) | {ai.get('score')} | {ai.get('seen_cities')} | "
+             f"| FreeCiv's AI (what we see) | {ai.get('final_score', ai.get('score'))} | "
+             f"{ai.get('seen_cities')} | "
              f"{ai.get('seen_citizens')} | {ai.get('seen_units')} | | |", "",
              f"Our score's parts (FreeCiv 3.0's formula): citizens {us.get('score_citizens')}, "
              f"techs x 2 {us.get('score_techs')}, wonders x 5 {us.get('score_wonders')}, other "
@@ -316,7 +322,7 @@ def plot_players(rows: list[dict], path: Path) -> None:
 
     from nlmcs.files import atomic_output
 
-    panels = (("score", "score", "score"), ("cities", "cities", "seen_cities"),
+    panels = (("score (FreeCiv's final: x)", "score", "score"), ("cities", "cities", "seen_cities"),
               ("citizens", "citizens", "seen_citizens"), ("units", "units", "seen_units"),
               ("techs", "techs", None), ("explored share", "explored", None))
     fig, axes = plt.subplots(2, 3, figsize=(10, 5.4))
@@ -327,6 +333,12 @@ def plot_players(rows: list[dict], path: Path) -> None:
             if pts:
                 ax.plot(*zip(*pts, strict=True), style, label="us" if who == "us" else
                         "FreeCiv's AI" + ("" if key == "score" else " (seen)"))
+            if key == "score":  # the final scores, the AI's the first we may see
+                ends = [(r["turn"], r["final_score"]) for r in rows if r["player"] == who
+                        and r.get("final_score") is not None]
+                if ends:
+                    ax.plot(*zip(*ends, strict=True), "x", ms=8,
+                            color="C0" if who == "us" else "C1")
         ax.set_title(title, fontsize=9)
         ax.tick_params(labelsize=7)
         ax.legend(fontsize=7)

@@ -4,8 +4,9 @@
 Per turn and player: cities, citizens, units by type, the server's score; for us also techs,
 the explored share of the map and the score's parts by FreeCiv 3.0's formula (citizens, 2 per
 tech, 5 per wonder; what is left, `score_other`, is what FreeCiv adds besides: happy citizens,
-units built and killed, culture). Of the AI we know what a player sees: its score (sent to every
-player), and its cities and units in sight (`seen_` columns).
+units built and killed, culture). Of the AI we know what a player sees: its cities and units in
+sight (`seen_` columns), its score only where the server shows it (not without an embassy: it
+sends 0), and FreeCiv's final scores at the end (`final_score`, on each player's last row).
 
 Every request we send is an `Order`; what the server said while processing it (its event
 messages) is kept with it, and as soon as the server has processed it the order is judged from
@@ -81,6 +82,8 @@ def player_row(view: View, pid: int, turn: int) -> dict:
     units = [u for u in view.units.values() if u.get("owner") == pid]
     types = Counter(rule_name(view.unit_types.get(u.get("type"), {})) for u in units)
     score = int(view.players.get(pid, {}).get("score", 0))
+    if not me and score == 0:
+        score = None  # the server shows another player's score as 0 when we may not see it
     prefix = "" if me else "seen_"
     row = {"turn": turn, "player": "us" if me else "ai", "playerno": pid, "score": score,
            f"{prefix}cities": len(cities),

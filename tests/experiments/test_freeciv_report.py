@@ -92,6 +92,8 @@ def test_each_player_has_a_line_and_our_score_splits_by_freecivs_formula():
     assert us["score_other"] == 12 - 3 - 6 - 5
     assert ai["score"] == 20 and (ai["seen_cities"], ai["seen_units"]) == (1, 1)
     assert "techs" not in ai  # what we cannot see is not guessed
+    v.players[AI]["score"] = 0  # what the server sends without an embassy: unknown, not 0
+    assert player_row(v, AI, 6)["score"] is None
 
 
 def test_server_markup_is_read_as_plain_text():
