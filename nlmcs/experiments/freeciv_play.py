@@ -27,7 +27,7 @@ from nlmcs.experiments.relevance.log import END
 from nlmcs.files import AtomicFile, write_atomic, write_csv_rows
 from nlmcs.games.civ.state import CivState
 from nlmcs.games.freeciv.client import Client
-from nlmcs.games.freeciv.orders import fixed_rules, requests
+from nlmcs.games.freeciv.orders import SCIENCE_RATES, fixed_rules, requests, science_rates
 from nlmcs.games.freeciv.packets_def import Protocol
 from nlmcs.games.freeciv.server import FreeCivServer, ServerConfig
 from nlmcs.games.freeciv.translate import UNKNOWN_GAP, translate
@@ -79,6 +79,7 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
     ahead_rng = np.random.default_rng(np.random.SeedSequence([seed, 8]))  # longer horizons
     planner = civ = None
     predicted: dict[int, dict[int, dict]] = {}  # turn -> horizon -> measures predicted
+    rated = None  # the government our science rate was last set for
     t0 = time.perf_counter()
     with FreeCivServer(server) as srv, Client.connect(proto, "127.0.0.1", srv.port) as client:
         client.join(username)
@@ -129,6 +130,17 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                     client.send(packet, **fields)
                     client.receive_until({"PACKET_PROCESSING_FINISHED"})
                     game_out.ledger.sent(view, view.turn, packet, fields)
+                government = view.players.get(view.player_id, {}).get("government")
+                if government != rated:  # each government allows its own highest rate
+                    rated = government
+                    for science in SCIENCE_RATES:
+                        packet, fields = science_rates(science)
+                        client.send(packet, **fields)
+                        client.receive_until({"PACKET_PROCESSING_FINISHED"})
+                        sent.append((packet, fields))
+                        if game_out.ledger.sent(view, view.turn, packet,
+                                                fields).outcome == "carried out":
+                            break
                 sim = _predict(tr.state, joint, rng)
                 predicted.setdefault(view.turn + 1, {})[1] = measures(sim)
                 for k in range(2, max(HORIZONS) + 1):

@@ -133,6 +133,12 @@ def describe(packet: str, fields: dict, view: View) -> tuple[str, str]:
         return f"city:{fields['city_id']}", f"build {name}"
     if packet == "PACKET_PLAYER_RESEARCH":
         return "civ", f"research {rule_name(view.techs.get(fields['tech'], {}))}"
+    if packet == "PACKET_PLAYER_TECH_GOAL":
+        return "civ", f"goal {rule_name(view.techs.get(fields['tech'], {}))}"
+    if packet == "PACKET_PLAYER_CHANGE_GOVERNMENT":
+        return "civ", f"revolution to {rule_name(view.governments.get(fields['government'], {}))}"
+    if packet == "PACKET_PLAYER_RATES":
+        return "civ", f"rates science {fields['science']} tax {fields['tax']}"
     return "", packet
 
 
@@ -173,9 +179,17 @@ def judge(order: Order, view: View) -> str:
         same = (city.get("production_kind"), city.get("production_value")) == (
             f["production_kind"], f["production_value"])
         return "carried out" if same else "refused"
+    research = next(iter(view.research.values()), {})
+    me = view.players.get(view.player_id, {})
     if packet == "PACKET_PLAYER_RESEARCH":
-        research = next(iter(view.research.values()), {})
         return "carried out" if research.get("researching") == f["tech"] else "refused"
+    if packet == "PACKET_PLAYER_TECH_GOAL":
+        return "carried out" if research.get("tech_goal") == f["tech"] else "refused"
+    if packet == "PACKET_PLAYER_CHANGE_GOVERNMENT":
+        return "carried out" if f["government"] in (me.get("government"),
+                                                    me.get("target_government")) else "refused"
+    if packet == "PACKET_PLAYER_RATES":
+        return "carried out" if me.get("science") == f["science"] else "refused"
     return "carried out"
 
 

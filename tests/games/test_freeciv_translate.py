@@ -162,3 +162,27 @@ def test_a_city_seen_from_outside_after_full_info_keeps_no_stale_fields():
     v.update("PACKET_CITY_SHORT_INFO", {"id": 5, "owner": AI, "tile": 1, "size": 2})
     assert v.cities[5] == {"id": 5, "owner": AI, "tile": 1, "size": 2,
                            "_packet": "PACKET_CITY_SHORT_INFO"}
+
+
+def test_the_real_game_aims_at_monarchy_and_changes_government_when_it_is_known(view):
+    """What our engine does not model (FreeCiv's HOWTOPLAY): the research goal, then a
+    revolution; our engine's research choices wait until the goal is known."""
+    from nlmcs.games.freeciv.orders import GOAL
+
+    view.techs[3] = {"rule_name": "Monarchy"}
+    view.governments = {0: {"rule_name": "Anarchy"}, 1: {"rule_name": "Despotism"},
+                        2: {"rule_name": "Monarchy"}}
+    view.players[ME].update(government=1, target_government=1)
+    tr = translate(view, max_turns=100)
+    rng = np.random.default_rng(0)
+    assert GOAL == "monarchy"
+    research = {"civ:0": Action("research", "alphabet")}
+    assert requests(tr, view, research, rng) == []  # the goal leads
+    assert ("PACKET_PLAYER_TECH_GOAL", {"tech": 3}) in fixed_rules(tr, view)
+    view.research[ME]["tech_goal"] = 3
+    assert not any(p == "PACKET_PLAYER_TECH_GOAL" for p, _ in fixed_rules(tr, view))
+    view.research[ME]["inventions"] = "0212" + "0" * 9  # Monarchy known
+    assert ("PACKET_PLAYER_CHANGE_GOVERNMENT", {"government": 2}) in fixed_rules(tr, view)
+    assert requests(tr, view, research, rng) == [("PACKET_PLAYER_RESEARCH", {"tech": 2})]
+    view.players[ME].update(government=0, target_government=2)  # the revolution is under way
+    assert not any(p == "PACKET_PLAYER_CHANGE_GOVERNMENT" for p, _ in fixed_rules(tr, view))

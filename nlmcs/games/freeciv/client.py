@@ -38,6 +38,7 @@ _KEPT = {
     "PACKET_RULESET_TECH": ("techs", "id"),
     "PACKET_RULESET_ACTION": ("actions", "id"),
     "PACKET_RULESET_EXTRA": ("extras", "id"),
+    "PACKET_RULESET_GOVERNMENT": ("governments", "id"),
 }
 _REMOVED = {"PACKET_UNIT_REMOVE": ("units", "unit_id"), "PACKET_CITY_REMOVE": ("cities", "city_id"),
             "PACKET_PLAYER_REMOVE": ("players", "playerno")}  # fmt: skip
@@ -58,6 +59,7 @@ class View:
     techs: dict[int, dict] = field(default_factory=dict)
     actions: dict[int, dict] = field(default_factory=dict)
     extras: dict[int, dict] = field(default_factory=dict)
+    governments: dict[int, dict] = field(default_factory=dict)
     latest: dict[str, dict] = field(default_factory=dict)  # the last packet of every kind
     messages: list[dict] = field(default_factory=list)  # the server's event messages, in order
     received: Counter = field(default_factory=Counter)

@@ -7,7 +7,12 @@
 - a city's `build`: its production (unit or building, by name); the civilization's `research`:
   the tech to research, by name.
 Anything the server does not take is refused by it and shows in the next turn's view.
-`fixed_rules` covers units our engine lacks (they explore).
+`fixed_rules` covers what our engine does not model, for every method alike: units it lacks
+(explorers) explore; the research goal is `GOAL` and, once it is known, a revolution changes the
+government to it (FreeCiv's HOWTOPLAY: "as soon as you've researched a new government type,
+start a revolution"; our engine has neither governments nor those techs, so until then its
+research choices wait); `science_rates` asks for science as high as the government allows
+(HOWTOPLAY again).
 """
 
 from __future__ import annotations
@@ -49,16 +54,34 @@ def requests(tr: Translation, view: View, joint: dict[AgentId, Action],
                 continue
             out.append(("PACKET_CITY_CHANGE", {"city_id": ident, "production_kind": item[0],
                                                "production_value": item[1]}))  # fmt: skip
-        elif kind == "civ" and action.kind == "research" and action.arg in by_name["techs"]:
+        elif (kind == "civ" and action.kind == "research" and action.arg in by_name["techs"]
+              and goal_known(view)):  # until then the research goal leads (`fixed_rules`)
             out.append(("PACKET_PLAYER_RESEARCH", {"tech": by_name["techs"][action.arg]}))
     return out
 
 
+def goal_known(view: View) -> bool:
+    """Whether we know `GOAL` (a ruleset without it has no goal: True)."""
+    goal = next((i for i, row in view.techs.items() if rule_name(row) == GOAL), None)
+    inventions = str(next(iter(view.research.values()), {}).get("inventions", ""))
+    return goal is None or (goal < len(inventions)
+                            and inventions[goal] == str(ENUMS["TECH_KNOWN"]))
+
+
+GOAL = "monarchy"
+"""The tech and government the real game's fixed rules aim for. HOWTOPLAY names The Republic
+("some people go for Monarchy before"); within 100 turns the Republic was not reached (9-10
+techs against 11-12 by turn 100, two games), Monarchy was by turn 52-65 and our scores rose in
+five of six games (exploratory, docs/freeciv.md)."""
+SCIENCE_RATES = (90, 80, 70, 60, 50)
+"""Science rates asked for, highest first, until the government allows one (the rest tax)."""
+
+
 def fixed_rules(tr: Translation, view: View) -> list[Request]:
     """Requests for what our engine does not model: our units of types it lacks (explorers)
-    explore on the server's own rule while idle."""
+    explore on the server's own rule while idle; the research goal and the government."""
     me, ours = view.player_id, set(tr.state.tables.unit_names)
-    out = []
+    out = _government(view)
     for uid, u in sorted(view.units.items()):
         kind = rule_name(view.unit_types.get(u.get("type"), {}))
         if (u.get("owner") == me and kind not in ours
@@ -66,6 +89,28 @@ def fixed_rules(tr: Translation, view: View) -> list[Request]:
             out.append(("PACKET_UNIT_CHANGE_ACTIVITY", {
                 "unit_id": uid, "activity": ENUMS["ACTIVITY_EXPLORE"], "target": -1}))
     return out
+
+
+def _government(view: View) -> list[Request]:
+    """The research goal `GOAL` while it is unknown; a revolution to it once known (none while
+    one is under way)."""
+    goal = next((i for i, row in view.techs.items() if rule_name(row) == GOAL), None)
+    if goal is None:
+        return []
+    if not goal_known(view):
+        research = next(iter(view.research.values()), {})
+        return [] if research.get("tech_goal") == goal else [
+            ("PACKET_PLAYER_TECH_GOAL", {"tech": goal})]
+    target = next((i for i, row in view.governments.items() if rule_name(row) == GOAL), None)
+    me = view.players.get(view.player_id, {})
+    if target is None or target in (me.get("government"), me.get("target_government")):
+        return []
+    return [("PACKET_PLAYER_CHANGE_GOVERNMENT", {"government": target})]
+
+
+def science_rates(science: int) -> Request:
+    """Science at `science` percent, the rest tax (no luxury)."""
+    return ("PACKET_PLAYER_RATES", {"tax": 100 - science, "luxury": 0, "science": science})
 
 
 def _unit(tr: Translation, agent: str, uid: int, action: Action, by_name: dict,
