@@ -126,6 +126,8 @@ def describe(packet: str, fields: dict, view: View) -> tuple[str, str]:
         return f"unit:{fields['actor_id']}", f"{what} at tile {fields['target_id']}"
     if packet == "PACKET_UNIT_CHANGE_ACTIVITY":
         return f"unit:{fields['unit_id']}", f"activity {ACTIVITY_NAMES.get(fields['activity'])}"
+    if packet == "PACKET_UNIT_AUTOSETTLERS":
+        return f"unit:{fields['unit_id']}", "auto-worker"
     if packet == "PACKET_CITY_CHANGE":
         table = view.unit_types if fields["production_kind"] == ENUMS["VUT_UTYPE"] else \
             view.buildings
@@ -152,6 +154,9 @@ def judge(order: Order, view: View) -> str:
     """Carried out, refused, unfinished or unit lost, from the view once the server has
     processed the order."""
     f, packet = order.fields, order.packet
+    if packet == "PACKET_UNIT_AUTOSETTLERS":
+        unit = view.units.get(f["unit_id"])
+        return "unit lost" if unit is None else ("carried out" if unit.get("ai") else "refused")
     if packet in ("PACKET_UNIT_ORDERS", "PACKET_UNIT_CHANGE_ACTIVITY", "PACKET_UNIT_DO_ACTION"):
         uid = f.get("unit_id", f.get("actor_id"))
         unit = view.units.get(uid)

@@ -101,8 +101,10 @@ class MixedLeaf:
         return weight * value + (1.0 - weight) * game
 
 
-SHIPPED = {"civ": "civ.pt"}
-"""The network shipped per game, in the shipped data's `nets/` folder."""
+SHIPPED = {"civ": "civ.pt", "freeciv": "civ.pt"}
+"""The network shipped per game, in the shipped data's `nets/` folder. Real FreeCiv's planners
+search our civ engine on the server's view translated (`nlmcs.games.freeciv.translate`), so the
+civ network is theirs too (its layout is checked against the translated game)."""
 
 _GUIDES: dict[tuple, NetGuide] = {}
 

@@ -186,3 +186,18 @@ def test_the_real_game_aims_at_monarchy_and_changes_government_when_it_is_known(
     assert requests(tr, view, research, rng) == [("PACKET_PLAYER_RESEARCH", {"tech": 2})]
     view.players[ME].update(government=0, target_government=2)  # the revolution is under way
     assert not any(p == "PACKET_PLAYER_CHANGE_GOVERNMENT" for p, _ in fixed_rules(tr, view))
+
+
+def test_our_workers_go_on_freecivs_auto_worker_and_no_planner_orders_them(view):
+    view.unit_types[3] = {"rule_name": "Workers"}
+    view.units[64] = {"id": 64, "owner": ME, "type": 3, "tile": at(5, 6), "hp": 10,
+                      "veteran": 0, "activity": 0, "activity_count": 0, "homecity": 50}
+    view.units[65] = {"id": 65, "owner": AI, "type": 3, "tile": at(7, 7), "hp": 10,
+                      "veteran": 0, "activity": 0, "activity_count": 0, "homecity": 0}
+    tr = translate(view, max_turns=100)
+    auto = [f for p, f in fixed_rules(tr, view) if p == "PACKET_UNIT_AUTOSETTLERS"]
+    assert auto == [{"unit_id": 64}]  # ours only, not the settlers
+    rng = np.random.default_rng(0)
+    assert requests(tr, view, {"unit:64": Action("irrigate")}, rng) == []
+    view.units[64]["ai"] = True  # on the auto-worker already: nothing more to send
+    assert not any(p == "PACKET_UNIT_AUTOSETTLERS" for p, _ in fixed_rules(tr, view))

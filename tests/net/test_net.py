@@ -201,3 +201,16 @@ def test_a_network_plays_as_an_opponent_by_its_most_likely_legal_moves(game, cap
     assert main(["play", "--method", "uct", "--opponent", "net", "--map", "tiny", "--steps", "2",
                  "--rollouts", "2", "--depth", "2", "--no-progress"]) == 0
     assert "against net on the tiny map" in capsys.readouterr().err
+
+
+def test_the_shipped_network_serves_the_real_games_planners():
+    """Real FreeCiv's planners search our civ engine on the translated view: the civ network
+    is theirs, checked against the game they search (not the server's match)."""
+    from nlmcs.games import make_game
+    from nlmcs.net.guide import default_net, load_guide
+
+    match = make_game("freeciv", max_turns=100, ai_players=1)
+    planned = match.planning_game()
+    assert (planned.config.width, planned.config.height, planned.num_players) == (40, 25, 2)
+    assert default_net("freeciv") == default_net("civ")
+    assert load_guide(None, planned).net is not None

@@ -136,6 +136,8 @@ def _check_game(spec: AblationSpec) -> None:
     opponent_policy(game, spec.opponent)  # a network opponent too (net[:FILE])
     if hasattr(game, "check_available"):  # a game on a real server needs it installed
         game.check_available()
+    if hasattr(game, "planning_game"):  # its planners search another game: ours
+        game = game.planning_game()
     if any(get_method(m).corpus for m in spec.methods):
         from corpus.bundle import check_compatible, corpus_bundle
 

@@ -61,6 +61,15 @@ class FreeCivMatch:
                             ai_level=self.policy(opponent).level, xsize=c.xsize, ysize=c.ysize,
                             end_turn=c.max_turns)
 
+    def planning_game(self):
+        """The civ game our planners search on the server's view (`translate` makes the same
+        one from the first turn's view): what a network or corpus must have been made for."""
+        from nlmcs.games.civ import CivConfig, CivGame
+
+        c = self.config
+        return CivGame(CivConfig(width=c.xsize, height=c.ysize, num_players=self.num_players,
+                                 max_turns=c.max_turns))
+
     @staticmethod
     def check_available() -> None:
         """The server program and the protocol definition are there (one clear line if not)."""

@@ -8,7 +8,10 @@
   the tech to research, by name.
 Anything the server does not take is refused by it and shows in the next turn's view.
 `fixed_rules` covers what our engine does not model, for every method alike: units it lacks
-(explorers) explore; the research goal is `GOAL` and, once it is known, a revolution changes the
+(explorers) explore; our workers work the land on FreeCiv's own auto-worker (the command a
+human player gives them; our engine's rules for them knew no FreeCiv city's needs, and with it
+our score rose in all six exploratory games, docs/freeciv.md), so no planner orders them; the
+research goal is `GOAL` and, once it is known, a revolution changes the
 government to it (FreeCiv's HOWTOPLAY: "as soon as you've researched a new government type,
 start a revolution"; our engine has neither governments nor those techs, so until then its
 research choices wait); `science_rates` asks for science as high as the government allows
@@ -40,8 +43,11 @@ def requests(tr: Translation, view: View, joint: dict[AgentId, Action],
     out: list[Request] = []
     by_name = {kind: {rule_name(row): i for i, row in getattr(view, kind).items()}
                for kind in ("unit_types", "buildings", "techs", "extras")}
+    automated = auto_workers(view)
     for agent, action in joint.items():
         kind, ident = parse_agent(agent)
+        if kind == "unit" and ident in automated:
+            continue  # FreeCiv's auto-worker runs it (`fixed_rules`)
         if kind == "unit" and ident in tr.state.units:
             out.extend(_unit(tr, agent, ident, action, by_name, rng))
         elif kind == "city" and action.kind == "build":
@@ -58,6 +64,16 @@ def requests(tr: Translation, view: View, joint: dict[AgentId, Action],
               and goal_known(view)):  # until then the research goal leads (`fixed_rules`)
             out.append(("PACKET_PLAYER_RESEARCH", {"tech": by_name["techs"][action.arg]}))
     return out
+
+
+AUTO_WORKERS = ("workers", "engineers")
+"""Our unit types FreeCiv's auto-worker runs (not settlers: they found our cities)."""
+
+
+def auto_workers(view: View) -> set[int]:
+    """Our units of the `AUTO_WORKERS` types."""
+    return {uid for uid, u in view.units.items() if u.get("owner") == view.player_id
+            and rule_name(view.unit_types.get(u.get("type"), {})) in AUTO_WORKERS}
 
 
 def goal_known(view: View) -> bool:
@@ -82,6 +98,8 @@ def fixed_rules(tr: Translation, view: View) -> list[Request]:
     explore on the server's own rule while idle; the research goal and the government."""
     me, ours = view.player_id, set(tr.state.tables.unit_names)
     out = _government(view)
+    out += [("PACKET_UNIT_AUTOSETTLERS", {"unit_id": uid}) for uid in sorted(auto_workers(view))
+            if not view.units[uid].get("ai")]  # not yet on the auto-worker
     for uid, u in sorted(view.units.items()):
         kind = rule_name(view.unit_types.get(u.get("type"), {}))
         if (u.get("owner") == me and kind not in ours
