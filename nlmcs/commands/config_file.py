@@ -63,8 +63,9 @@ def read_config(path: Path, parser: argparse.ArgumentParser) -> tuple[dict, dict
     `parser`, every key and value checked."""
     data = _load(path)
     recorded = "format" in data or isinstance(data.get("identity"), dict)
+    notes: list[str] = []  # what a record's reader has to say, once every key is checked
     if recorded:
-        data = _from_run_record(path, data, parser.prog)
+        data = _from_run_record(path, data, parser.prog, notes)
     fields = parser.get_default("config_fields") or {}
     generated = {name for names in fields.values() for name in names}
     options = {a.dest: a for a in parser._actions  # argparse lists its actions nowhere else
@@ -89,6 +90,8 @@ def read_config(path: Path, parser: argparse.ArgumentParser) -> tuple[dict, dict
                 for s in SECTIONS if s in data}
     if not recorded:  # a run's record holds the paths as its command line gave them
         _relative_to_file(Path(path), top, sections, options)
+    for note in notes:
+        notice.info("%s: %s", path, note)
     return top, sections
 
 
@@ -124,7 +127,7 @@ def _load(path: Path) -> dict:
     return read_document(path, what="config file", max_bytes=MAX_BYTES, toml=toml)
 
 
-def _from_run_record(path: Path, data: dict, prog: str) -> dict:
+def _from_run_record(path: Path, data: dict, prog: str, notes: list[str]) -> dict:
     """The keys of a run.json (an ablation's, or the spec inside it; an advice audit's; a
     network training's) as a config of the command that wrote it."""
     from nlmcs.experiments.ablation.spec import SPEC_FORMAT
@@ -146,7 +149,7 @@ def _from_run_record(path: Path, data: dict, prog: str) -> dict:
     command, read = readers[fmt]
     if command != prog:
         raise UserInputError(f"{path}: the run.json of `{command}`, not of `{prog}`")
-    return read(path, spec)
+    return read(path, spec, notes)
 
 
 def _identity(path: Path, data: dict) -> dict:
@@ -156,7 +159,7 @@ def _identity(path: Path, data: dict) -> dict:
     return identity
 
 
-def _from_audit(path: Path, data: dict) -> dict:
+def _from_audit(path: Path, data: dict, notes: list[str]) -> dict:
     """An advice audit's run.json: its identity as the audit's options. The rules file is
     named by its file name only: the shipped one of the manual is read again (its content,
     checked by the audit's identity), any other must be given as --rules."""
@@ -167,23 +170,30 @@ def _from_audit(path: Path, data: dict) -> dict:
     ident = _identity(path, data)
     out = {k: ident[k] for k in ("manual", "seed", "base", "opponent", "map", "max_turns",
                                  "rollouts", "depth") if ident.get(k) is not None}
-    for key, option in (("turns", "turns"), ("rules", "only")):
-        if isinstance(ident.get(key), list):
-            out[option] = ident[key]
+    for key, option, kind in (("turns", "turns", int), ("rules", "only", str)):
+        value = ident.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, list) or not value or not all(
+                isinstance(v, kind) and not isinstance(v, bool) for v in value):
+            what = "integers" if kind is int else "names"
+            raise UserInputError(f"{path}: identity.{key} = {json.dumps(value)}: must be a "
+                                 f"list of {what}")
+        out[option] = value
     if data.get("games") is not None:
         out["games"] = data["games"]
     shipped = default_rules_path(str(ident.get("manual")))
     if shipped is None or not shipped.is_file() or sha256_file(shipped) != ident.get(
             "rules_sha256"):
-        notice.info("%s: the audit read the rules file %s, which is not the shipped one as it "
-                    "is now: give it as --rules", path, ident.get("rules_file"))
+        notes.append(f"the audit read the rules file {ident.get('rules_file')}, which is not "
+                     "the shipped one as it is now: give it as --rules")
     if ident.get("chance", LEGACY_CHANCE) == LEGACY_CHANCE:
-        notice.info("%s: its games drew their chance by the legacy rule; in its own folder they "
-                    "resume so, in another they are new games", path)
+        notes.append("its games drew their chance by the legacy rule; in its own folder they "
+                     "resume so, in another they are new games")
     return out
 
 
-def _from_training(path: Path, data: dict) -> dict:
+def _from_training(path: Path, data: dict, notes: list[str]) -> dict:
     """A network training's run.json: its identity and generations as [train] settings."""
     ident = _identity(path, data)
     train = {k: v for k, v in ident.items() if v is not None}
@@ -192,7 +202,7 @@ def _from_training(path: Path, data: dict) -> dict:
     return {"train": train}
 
 
-def _from_ablation(path: Path, spec: dict) -> dict:
+def _from_ablation(path: Path, spec: dict, notes: list[str]) -> dict:
     """The keys of a recorded ablation's run.json as `nlmcs ablation run`'s config."""
     # version, arms and the corpus's content are what the run was, not settings: the run is
     # replayed by this code (against the corpus as it is now, which its identity then checks).
@@ -225,8 +235,8 @@ def _from_ablation(path: Path, spec: dict) -> dict:
     _refuse_removed(path, out)  # first: a run that cannot be replayed needs no note
     changed = replay_changes(spec)
     if changed:
-        notice.info("%s: the same settings, but not the same games: %s changed after commit "
-                    "%s, which replays them", path, " and ".join(changed), REMOVED_AT)
+        notes.append(f"the same settings, but not the same games: {' and '.join(changed)} "
+                     f"changed after commit {REMOVED_AT}, which replays them")
     return out
 
 

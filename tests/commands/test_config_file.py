@@ -127,7 +127,9 @@ def test_every_command_with_search_options_takes_a_config(tmp_path):
         assert (args.seed, search.depth, model.l2) == (3, 2, 0.5), command
 
 
-STORED = sorted(ROOT.glob("results/**/run.json"))
+STORED = sorted(p for p in ROOT.glob("results/**/run.json")
+                if "spec" in json.loads(p.read_text()))
+"""The stored ablations' records (a training's or an audit's run.json re-runs its own command)."""
 STALE = {"civ-guide", "civ-guide-expected", "civ-guide-full-games",
          "civ-guide-full-games-replication", "freeciv-classic", "freeciv-classic-full-games",
          "full-games-budget-60x10-scout", "advice-learned", "advice-prior-0.2", "mean-q",
@@ -335,3 +337,20 @@ def test_a_notice_of_reading_a_config_file_reaches_the_user(tmp_path, capsys):
             "--out", str(tmp_path / "one"), "--no-progress"]
     assert main(args) == 0
     assert "drew their chance by the legacy rule" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("identity,needle", [
+    ({"turns": "x"}, 'identity.turns = "x": must be a list of integers'),
+    ({"turns": [5, "x"]}, "identity.turns = [5, \"x\"]: must be a list of integers"),
+    ({"rules": [3]}, "identity.rules = [3]: must be a list of names"),
+    ({"seed": -1}, "seed = -1: must be between 0"),
+])
+def test_a_damaged_audit_record_is_refused_by_its_file_before_any_game(tmp_path, capsys,
+                                                                      identity, needle):
+    record = tmp_path / "run.json"
+    record.write_text(json.dumps({"format": "nlmcs-advice-audit-run/1", "identity": identity}))
+    out = tmp_path / "out"
+    assert main(["advice", "audit", "--config", str(record), "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert str(record) in err and needle in err and "\n" not in err
+    assert not out.exists()
