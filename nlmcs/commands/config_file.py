@@ -42,7 +42,7 @@ REMOVED = {
 run holding that value loads as if the key were absent; any other value is refused."""
 ADDED = {"model": {"relevance_prior": 0.0, "meaning": False, "meaning_prior": 20.0},
          "search": {"root": "tree", "gumbel_k": 8, "gumbel_c_visit": 50.0,
-                    "gumbel_c_scale": 1.0}}
+                    "gumbel_c_scale": 1.0, "forced_k": 0.0}}
 """Options added since runs were recorded, each with its value that plays as before it existed:
 a recorded run without the key ran with that value."""
 REMOVED_VALUES = {("model", "hidden_update"): "error", ("model", "rank_sentences"): "state"}

@@ -19,6 +19,7 @@ import numpy as np
 from nlmcs.fields import MAX_SEED, check_fields, option
 from nlmcs.games.base import Action, AgentId
 from nlmcs.net.samples import Samples, result_of
+from nlmcs.search.tree import pruned_visits
 from nlmcs.seeds import chance_rng
 
 
@@ -57,6 +58,9 @@ class NetGameJob:
     """Self-play: share of moves searched at `rollouts` (playout-cap randomisation)."""
     cheap_rollouts: int = option(8, low=1)
     """Self-play: roll-outs of the other moves, whose visits are no policy target."""
+    forced_k: float = option(0.0, low=0.0, high=100.0)
+    """Self-play: forced playouts at the root (`SearchConfig.forced_k`), taken back out of
+    the policy targets (0: none)."""
 
     def __post_init__(self) -> None:
         check_fields(self, "network game option")
@@ -69,7 +73,8 @@ def _planner(job, guide, game, seed, noise: bool, rollouts: int | None = None):
 
     config = SearchConfig(rollouts=rollouts or job.rollouts, depth=job.net_depth,
                           prior_mode="puct",
-                          puct_c=job.puct_c, prior_floor=job.prior_floor, opponent="builtin")
+                          puct_c=job.puct_c, prior_floor=job.prior_floor, opponent="builtin",
+                          forced_k=job.forced_k)
     return UCTPlanner(game=game, config=config, seed=seed, prior=guide,
                       leaf=MixedLeaf(guide, job.value_weight, config),
                       root_noise=(job.dirichlet_alpha, job.noise_share) if noise else None)
@@ -108,9 +113,11 @@ def selfplay_game(job: NetGameJob) -> dict:
             full = not capped or cap_rng.random() < job.full_share
             planner = planners[p] if full else cheap[p]
             move = planner.choose(state, p, rng)
-            visits = _visit_shares(planner.roots, position.agents, position.actions)
             if state.turn < job.temperature_turns:
-                move = _sample(visits, position.agents, position.actions, pick_rng)
+                shares = _visit_shares(planner.roots, position.agents, position.actions)
+                move = _sample(shares, position.agents, position.actions, pick_rng)
+            visits = _visit_shares(planner.roots, position.agents, position.actions,
+                                   job.forced_k, job.puct_c)
             positions.append(position)
             if not full:  # a cheap search's visits teach nothing; the result still does
                 visits = [np.zeros_like(v) for v in visits]
@@ -125,12 +132,14 @@ def selfplay_game(job: NetGameJob) -> dict:
             "seconds": time.perf_counter() - started}
 
 
-def _visit_shares(roots, agents: list[AgentId], actions: list) -> list[np.ndarray]:
+def _visit_shares(roots, agents: list[AgentId], actions: list, forced_k: float = 0.0,
+                  puct_c: float = 0.0) -> list[np.ndarray]:
+    """Each agent's root visit shares; with forced playouts, pruned of them (the target)."""
     out = []
     for agent, legal in zip(agents, actions, strict=True):
         root = roots.get(agent)
-        n = np.array([root.children[a].real if root and root.children and a in root.children
-                      else 0 for a in legal], np.float32)
+        n = pruned_visits(root.children if root and root.children else {}, legal, forced_k,
+                          puct_c).astype(np.float32)
         out.append(n / n.sum() if n.sum() > 0 else np.zeros(len(legal), np.float32))
     return out
 

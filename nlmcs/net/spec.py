@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from nlmcs.fields import check_fields, option, without_later
 
-LATER_FIELDS = {"init": None, "full_share": 1.0, "cheap_rollouts": 8, "previous_games": None}
+LATER_FIELDS = {"init": None, "full_share": 1.0, "cheap_rollouts": 8, "previous_games": None,
+                "forced_k": 0.0}
 """Fields added after runs were recorded, with the default that trains as before."""
 
 
@@ -83,6 +84,10 @@ class TrainSpec:
     learn the game's result)."""
     cheap_rollouts: int = option(8, low=1)
     """Roll-outs of a self-play move outside the full share."""
+    forced_k: float = option(0.0, low=0.0, high=100.0)
+    """Forced playouts at self-play's roots (a root move of prior p gets sqrt(forced_k p N) of
+    N roll-outs), taken back out of the policy targets (KataGo's pruning); 0: none. Judging
+    games search without them."""
     previous_games: int | None = option(None, low=0)
     """Judging games against the previous generation (None: `eval_games`); both sides search
     there, so they cost twice a game against the built-in AI."""

@@ -301,7 +301,7 @@ def _game_job(spec: TrainSpec, net: Path, opponent: str, seed: int, *, selfplay:
               ) -> NetGameJob:
     noise = {"temperature_turns": spec.temperature_turns, "dirichlet_alpha": spec.dirichlet_alpha,
              "noise_share": spec.noise_share, "full_share": spec.full_share,
-             "cheap_rollouts": spec.cheap_rollouts} if selfplay else {}
+             "cheap_rollouts": spec.cheap_rollouts, "forced_k": spec.forced_k} if selfplay else {}
     return NetGameJob(net=str(net), opponent=opponent, game=spec.game,
                       game_options=spec.game_options(), seed=seed, rollouts=spec.rollouts,
                       net_depth=spec.net_depth, value_weight=spec.value_weight,

@@ -9,7 +9,8 @@ from typing import Literal
 from nlmcs.errors import UserInputError
 from nlmcs.fields import check_fields, option, without_later
 
-LATER_FIELDS = {"root": "tree", "gumbel_k": 8, "gumbel_c_visit": 50.0, "gumbel_c_scale": 1.0}
+LATER_FIELDS = {"root": "tree", "gumbel_k": 8, "gumbel_c_visit": 50.0, "gumbel_c_scale": 1.0,
+                "forced_k": 0.0}
 """Fields added after runs were recorded, with their default: a run's identity leaves each out
 at that value (`identity_dict`), so runs recorded before they existed resume."""
 
@@ -96,6 +97,12 @@ class SearchConfig:
     gumbel_c_scale: float = option(1.0, low=0.0)
     """sigma(Q) = (gumbel_c_visit + most root visits) x gumbel_c_scale x Q (Q in [0, 1]): the
     paper's monotone transform of a root move's value."""
+    forced_k: float = option(0.0, low=0.0, high=100.0)
+    """Forced playouts (Wu 2019, KataGo) at each agent's root under PUCT with a policy prior:
+    a root move of prior p with fewer than sqrt(forced_k p N) roll-outs after N is tried
+    next, so a move the prior gives little still gets a few looks at a small budget; self-play
+    takes those looks back out of its policy targets (`tree.pruned_visits`). 0: off (KataGo
+    uses 2)."""
     log_decisions: bool = option(False, set_by="--log-decisions")
     """Keep a per-step decision record (`Planner.last_log`)."""
     engine: Literal["compiled", "python"] = "compiled"

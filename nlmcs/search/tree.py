@@ -163,6 +163,49 @@ def pick(parent: Node, options: Sequence[Action], children: dict[Action, Node], 
     return options[int(best[int(rng.integers(len(best)))])]
 
 
+def forced_choice(parent: Node, options: Sequence[Action], children: dict[Action, Node],
+                  k: float) -> Action | None:
+    """The root move a forced playout takes (Wu 2019): of the moves with fewer real roll-outs
+    than sqrt(k p N) (p its prior, N the root's roll-outs so far), the one furthest below,
+    the first in action order on ties; None when every move has its share."""
+    best, gap = None, 0.0
+    for a in options:
+        child = children.setdefault(a, Node())
+        short = math.sqrt(k * child.p * parent.real) - child.real
+        if short > gap:
+            best, gap = a, short
+    return best
+
+
+def pruned_visits(children: dict[Action, Node], actions: Sequence[Action], k: float,
+                  c: float) -> np.ndarray:
+    """Real visits of each action as a policy target with the forced playouts taken back out
+    (KataGo's target pruning): every move but the most visited loses up to sqrt(k p N) of its
+    roll-outs, as long as its PUCT score stays below the most visited move's; a move left with
+    one roll-out or none counts none. With k = 0, the visits as they are."""
+    n = np.array([children[a].real if a in children else 0 for a in actions], np.float64)
+    if k <= 0 or n.sum() <= 0:
+        return n
+    total = n.sum()
+    root = math.sqrt(total)
+    top = int(np.argmax(n))
+    best = children[actions[top]]
+    bar = best.mean + c * best.p * root / (1.0 + best.real)
+    out = n.copy()
+    for i, a in enumerate(actions):
+        if i == top or n[i] == 0:
+            continue
+        child = children[a]
+        lowest = n[i] - math.floor(math.sqrt(k * child.p * total))
+        if bar > child.mean:  # fewer visits raise its score; it must stay below the bar
+            lowest = max(lowest, math.ceil(c * child.p * root / (bar - child.mean) - 1.0))
+        else:
+            lowest = n[i]
+        kept = min(n[i], max(lowest, 0.0))
+        out[i] = kept if kept > 1 else 0.0
+    return out
+
+
 def final_choice(children: dict[Action, Node], by_visits: bool) -> Action:
     """The real move among a root's children. Only a tried child (one real roll-out or more) may
     be played: a "visits" prior's virtual visits say what the prior thinks, not that the search

@@ -13,7 +13,8 @@ by it instead of by the game's reward; self-play mixes Dirichlet noise into the 
 (`root_noise`), as AlphaZero does.
 
 With `SearchConfig.root` "gumbel" and a policy prior, each agent's root picks by Gumbel root
-selection with sequential halving instead (`nlmcs.search.gumbel`), for small budgets.
+selection with sequential halving instead (`nlmcs.search.gumbel`), for small budgets; with
+`SearchConfig.forced_k` the PUCT root takes forced playouts (`tree.forced_choice`).
 
 The trees are updated after every roll-out, so UCT runs its roll-outs in this process; its
 results are the same for a seed whatever `workers` says.
@@ -38,6 +39,7 @@ from nlmcs.search.tree import (
     Select,
     decision_record,
     final_choice,
+    forced_choice,
     pick,
     seeded_children,
     selection,
@@ -89,9 +91,12 @@ class UCTPlanner:
                         node.children = seeded_children(sim, agent, actions, self.prior, cfg)
                         if self.root_noise is not None and node is self.roots[agent]:
                             add_noise(node.children, *self.root_noise, r_rng)
+                    action = None
                     if depth == 0 and agent in gumbel:
                         action = gumbel[agent].forced()
-                    else:
+                    elif depth == 0 and self._forced:
+                        action = forced_choice(node, actions, node.children, cfg.forced_k)
+                    if action is None:
                         action = pick(node, actions, node.children, self.c, r_rng,
                                       self.select)
                     child = node.children[action]
@@ -132,6 +137,12 @@ class UCTPlanner:
     @property
     def _gumbel(self) -> bool:
         return self.config.root == "gumbel" and self.prior is not None \
+            and self.config.prior_mode == "puct"
+
+    @property
+    def _forced(self) -> bool:
+        """Forced playouts at the roots: PUCT with a policy prior and `forced_k` set."""
+        return self.config.forced_k > 0 and self.prior is not None \
             and self.config.prior_mode == "puct"
 
     def _gumbel_roots(self, state: State, player: int) -> dict[AgentId, GumbelRoot]:
