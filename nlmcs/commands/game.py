@@ -53,6 +53,10 @@ def register(sub) -> None:
     c.add_argument("directory", type=Path, help="a FreeCiv ruleset directory")
     c.add_argument("--out", type=Path, required=True, help="JSON ruleset to write")
     c.add_argument("--name", default=None, help="ruleset name (default: the directory name)")
+    c.add_argument("--government", default="Despotism",
+                   help="whose effects every player lives under (tile penalty, corruption, "
+                        "martial law, highest rate): e.g. Monarchy for "
+                        "data/rulesets/classic-monarchy.json (default: Despotism)")
 
     m = add_command(gsub, "series", help="play many games between two players and write a CSV",
                     example="nlmcs game series --players builtin,random --games 100 "
@@ -202,7 +206,7 @@ def convert_cli(args) -> int:
     from nlmcs.games.civ.convert import convert_freeciv_ruleset, write_ruleset
 
     check_output(args.out, what="ruleset file", make_parent=True)
-    data = convert_freeciv_ruleset(args.directory, name=args.name)
+    data = convert_freeciv_ruleset(args.directory, name=args.name, government=args.government)
     write_ruleset(data, args.out)
     print(f"wrote {args.out}: {len(data['terrains'])} terrains, {len(data['units'])} units, "
           f"{len(data['buildings'])} buildings, {len(data['techs'])} techs")

@@ -4,10 +4,10 @@
 Every turn: translate what the server shows us (`nlmcs.games.freeciv.translate`; fog of war,
 as a player sees it), let the planner choose on that state in our engine, send the choice as
 orders (`nlmcs.games.freeciv.orders`), and end the turn. The rules-gap report compares, turn by
-turn, what our engine predicted for the next turn (our move, the other players moved by our
-built-in AI) with what the server then shows: our units, cities, citizens, food and shield
-stocks, bulbs and techs. Fairness: we see what FreeCiv sends a player; no observer connection,
-no savegame reading.
+turn, what our engine predicted 1, 5 and 10 turns before (our moves as made, the other players
+moved by our built-in AI; `HORIZONS`) with what the server then shows: our units, cities,
+citizens, food and shield stocks, bulbs and techs. Fairness: we see what FreeCiv sends a
+player; no observer connection, no savegame reading.
 """
 
 from __future__ import annotations
@@ -37,8 +37,10 @@ from nlmcs.search.config import SearchConfig
 
 GAP_MEASURES = ("units", "cities", "citizens", "food", "shields", "bulbs", "techs")
 HORIZONS = (1, 5, 10)
-"""Turns ahead our engine's prediction is compared with the server's (1: our move and the
-others moved by our built-in AI; longer: then every player moved by our built-in AI)."""
+"""Turns ahead our engine's prediction is compared with the server's: from the state h turns
+back, our moves as we made them (those still legal in the prediction), every other player
+moved by our built-in AI; so the gap is the rules' and the opponents' model's, not a guess at
+our own policy."""
 
 
 def measures(state: CivState, player: int = 0) -> dict[str, int]:
@@ -79,6 +81,7 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
     ahead_rng = np.random.default_rng(np.random.SeedSequence([seed, 8]))  # longer horizons
     planner = civ = None
     predicted: dict[int, dict[int, dict]] = {}  # turn -> horizon -> measures predicted
+    history: dict[int, tuple[CivState, dict]] = {}  # turn -> (its state, our move), 10 kept
     rated = None  # the government our science rate was last set for
     t0 = time.perf_counter()
     with FreeCivServer(server) as srv, Client.connect(proto, "127.0.0.1", srv.port) as client:
@@ -143,10 +146,12 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                             break
                 sim = _predict(tr.state, joint, rng)
                 predicted.setdefault(view.turn + 1, {})[1] = measures(sim)
-                for k in range(2, max(HORIZONS) + 1):
-                    sim = _predict(sim, None, ahead_rng)
-                    if k in HORIZONS:
-                        predicted.setdefault(view.turn + k, {})[k] = measures(sim)
+                history[view.turn] = (tr.state.clone(), joint)
+                history.pop(view.turn - max(HORIZONS), None)
+                for h in HORIZONS[1:]:
+                    if view.turn + 1 - h in history:
+                        predicted.setdefault(view.turn + 1, {})[h] = measures(
+                            _replay(history, view.turn + 1 - h, view.turn, ahead_rng))
                 me = view.players.get(view.player_id, {})
                 row.update({"orders": len(sent), "score": me.get("score", 0),
                             "unknown_tiles": tr.gaps.get(UNKNOWN_GAP, 0)})
@@ -247,6 +252,19 @@ def _predict(state: CivState, joint: dict | None, rng) -> CivState:
     if joint is not None:
         moves = {0: joint, **moves}
     sim.apply_joint_actions(moves, rng)
+    return sim
+
+
+def _replay(history: dict[int, tuple[CivState, dict]], first: int, last: int, rng
+            ) -> CivState:
+    """Our engine from turn `first`'s state through turn `last`: each turn our move as we made
+    it, less what the predicted state does not allow (a unit it lost, a move now illegal)."""
+    sim = history[first][0]
+    for turn in range(first, last + 1):
+        made = history[turn][1] if turn in history else {}
+        joint = {agent: made[agent] for agent, actions in sim.agent_actions(0)
+                 if agent in made and made[agent] in actions}
+        sim = _predict(sim, joint, rng)
     return sim
 
 

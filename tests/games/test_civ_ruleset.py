@@ -92,3 +92,17 @@ def test_secfile_parser_reports_line_numbers(tmp_path):
     )
     parsed = parse_secfile(good)
     assert parsed["s"] == {"name": "Hi", "list": ["a", "b", "c"], "t": [{"k": "x", "v": 1}]}
+
+
+@pytest.mark.skipif(not FREECIV_CLASSIC.is_dir(), reason="FreeCiv data not installed")
+def test_the_shipped_monarchy_ruleset_is_classic_under_monarchy():
+    data = convert_freeciv_ruleset(FREECIV_CLASSIC, name="classic-monarchy",
+                                   government="Monarchy")
+    assert data == json.loads((shipped_dir() / "rulesets" / "classic-monarchy.json").read_text())
+    despot = json.loads(CLASSIC.read_text())["params"]
+    changed = {k: (despot[k], v) for k, v in data["params"].items() if despot[k] != v}
+    assert changed == {"tile_penalty_above": (2, 0), "corruption_pct": (37, 15),
+                       "corruption_per_distance": (400, 200), "martial_law_max": (100, 3),
+                       "science_pct": (60, 70)}
+    with pytest.raises(UserInputError, match="no government 'Tyranny'; choose from anarchy"):
+        convert_freeciv_ruleset(FREECIV_CLASSIC, government="Tyranny")

@@ -201,3 +201,27 @@ def test_our_workers_go_on_freecivs_auto_worker_and_no_planner_orders_them(view)
     assert requests(tr, view, {"unit:64": Action("irrigate")}, rng) == []
     view.units[64]["ai"] = True  # on the auto-worker already: nothing more to send
     assert not any(p == "PACKET_UNIT_AUTOSETTLERS" for p, _ in fixed_rules(tr, view))
+
+
+def test_our_government_picks_the_rules_our_state_plays_by(view):
+    view.governments = {0: {"rule_name": "Anarchy"}, 1: {"rule_name": "Despotism"},
+                        2: {"rule_name": "Monarchy"}}
+    view.players[ME]["government"] = 1
+    despot = translate(view, max_turns=100)
+    assert despot.state.game.ruleset.name == "classic"
+    view.players[ME]["government"] = 2  # the revolution is over
+    monarchy = translate(view, max_turns=100, game=despot.state.game)
+    game = monarchy.state.game
+    assert game is not despot.state.game and game.ruleset.name == "classic-monarchy"
+    # Monarchy's effects: no tile penalty, less corruption, a higher science rate
+    before, after = despot.state.game.ruleset.params, game.ruleset.params
+    assert (before["tile_penalty_above"], after["tile_penalty_above"]) == (2, 0)
+    assert (before["science_pct"], after["science_pct"]) == (60, 70)
+    # a wheat river tile under Monarchy yields its full food: the city grows faster for us too
+    city = next(iter(monarchy.state.cities.values()))
+    assert city.surplus_food > next(iter(despot.state.cities.values())).surplus_food
+    assert translate(view, max_turns=100, game=game).state.game is game  # kept while it holds
+    view.players[ME]["government"] = 0
+    anarchy = translate(view, max_turns=100, game=game)
+    assert anarchy.state.game.ruleset.name == "classic"
+    assert anarchy.gaps["government anarchy as despotism"] == 1

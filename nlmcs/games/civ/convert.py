@@ -2,11 +2,12 @@
 
 Only the parts the civ engine models are taken: the ten terrains, their resources, roads and
 rivers, the ancient units and the techs they need, barracks, granary and city walls, the granary
-box, city radius, veteran levels, the defence effects and despotism's tile penalty and trade
-corruption (every player stays in despotism). Constants that FreeCiv keeps in server
-settings or C code rather than in ruleset files (fortified +50%, citymindist 2, four content
-citizens, three free units under despotism, 10% hit-point recovery) are filled in with FreeCiv's
-defaults and listed in `FREECIV_DEFAULTS`.
+box, city radius, veteran levels, the defence effects, and one government's effects (Despotism
+unless asked: its tile penalty, trade corruption, martial law, highest rate and free upkeep;
+every player of a game lives under that one government, our engine has no revolutions).
+Constants that FreeCiv keeps in server settings or C code rather than in ruleset files
+(fortified +50%, citymindist 2, four content citizens, 10% hit-point recovery) are filled in
+with FreeCiv's defaults and listed in `FREECIV_DEFAULTS`.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ FREECIV_DEFAULTS = {
     "citymindist": 2,  # server setting default
     "content_base": 4,  # content citizens; replaced by the "City_Unhappy_Size" effect if present
     "martial_law_max": 3,  # fallback when no Despotism "Martial_Law_Max" effect is present
-    "free_upkeep": 3,  # despotism: three units per city cost no shields
-    "science_pct": 60,  # despotism's maximum rate, used as the science share of trade
+    "free_upkeep": 3,  # fallback: three units per city cost no shields (as in despotism)
+    "science_pct": 60,  # fallback: despotism's highest rate, the science share of trade
     "hp_regen_pct": 10,  # hit points recovered per turn outside cities
     "change_penalty_pct": 50,  # shields lost switching between unit and building production
     "max_city_size": 8,  # a city needs an Aqueduct (not modelled) to grow past 8
@@ -57,8 +58,10 @@ def _get(section: dict, key: str, where: str):
     return section[key]
 
 
-def convert_freeciv_ruleset(directory: str | Path, *, name: str | None = None) -> dict:
-    """Read FreeCiv's terrain/units/buildings/techs/game/effects files; return our ruleset dict."""
+def convert_freeciv_ruleset(directory: str | Path, *, name: str | None = None,
+                            government: str = "Despotism") -> dict:
+    """Read FreeCiv's terrain/units/buildings/techs/game/effects files; return our ruleset dict,
+    its government's effects those of `government` (a name in governments.ruleset)."""
     directory = Path(directory)
     if not directory.is_dir():
         raise UserInputError(f"{directory}: not a directory of FreeCiv ruleset files")
@@ -68,6 +71,12 @@ def convert_freeciv_ruleset(directory: str | Path, *, name: str | None = None) -
     techs = _load(directory, "techs")
     game = _load(directory, "game")
     effects = _load(directory, "effects")
+    governments = {_name(b.get("name", "")): str(b.get("name", "")) for sec, b in
+                   _load(directory, "governments").items() if sec.startswith("government_")}
+    if government.lower() not in governments:
+        raise UserInputError(f"{directory / 'governments.ruleset'}: no government {government!r}; "
+                             f"choose from {', '.join(sorted(governments))}")
+    gov = governments[government.lower()]  # as the effects' requirements name it
     where_t = str(directory / "terrain.ruleset")
 
     resources = []
@@ -193,28 +202,33 @@ def convert_freeciv_ruleset(directory: str | Path, *, name: str | None = None) -
     civstyle = game.get("civstyle", {})
     research = game.get("research", {})
     walls, granary, unhappy_size, penalty, barracks = 100, 0, None, 0, 0
-    waste, waste_dist, palace_cut, martial = 0, 0, 0, None
+    waste, waste_dist, palace_cut, martial, rate, free = 0, 0, 0, None, None, None
     for body in effects.values():
         kind, value = body.get("type"), body.get("value", 0)
         names = {str(r.get("name")) for r in body.get("reqs", []) if r.get("present", True)}
+        ours = gov in names  # an effect of the government converted
         if kind == "Defend_Bonus" and {"City Walls", "Land"} <= names:
             walls = int(value)
         elif kind == "Growth_Food" and "Granary" in names:
             granary = int(value)
         elif kind == "City_Unhappy_Size" and not names:
             unhappy_size = int(value)
-        elif kind == "Output_Penalty_Tile" and "Despotism" in names:
+        elif kind == "Output_Penalty_Tile" and ours:
             penalty = int(value)
         elif kind == "Veteran_Build" and {"Barracks", "Land"} <= names:
             barracks = int(value)
-        elif kind == "Output_Waste" and {"Despotism", "Trade"} <= names:
+        elif kind == "Output_Waste" and ours and "Trade" in names:
             waste = int(value)
-        elif kind == "Output_Waste_By_Distance" and {"Despotism", "Trade"} <= names:
+        elif kind == "Output_Waste_By_Distance" and ours and "Trade" in names:
             waste_dist = int(value)
         elif kind == "Output_Waste_Pct" and {"Palace", "Trade"} <= names:
             palace_cut = int(value)
-        elif kind == "Martial_Law_Max" and "Despotism" in names:
+        elif kind == "Martial_Law_Max" and ours:
             martial = int(value)
+        elif kind == "Max_Rates" and ours:
+            rate = int(value)
+        elif kind == "Unit_Upkeep_Free_Per_City" and ours and "Shield" in names:
+            free = int(value)
     params = {
         "move_frags": move_frags,
         "road_move_frags": int(road.get("move_cost", move_frags)),
@@ -244,6 +258,10 @@ def convert_freeciv_ruleset(directory: str | Path, *, name: str | None = None) -
         params["content_base"] = unhappy_size
     if martial is not None:
         params["martial_law_max"] = martial
+    if rate is not None:
+        params["science_pct"] = rate
+    if free is not None:
+        params["free_upkeep"] = free
     data = {
         "format": FORMAT,
         "name": name or directory.name,

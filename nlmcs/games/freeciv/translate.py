@@ -13,6 +13,11 @@ mapped to its nearest equivalent or left out, and counted in `Translation.gaps`:
 - units, buildings and techs we lack (explorers, palaces, ...): left out, by name; a palace makes
   its city our capital;
 - activities we lack (sentry, explore, ...): idle; work progress: FreeCiv's activity count / 10;
+- our government's effects (tile penalty, corruption, martial law, highest science rate) are
+  those of our ruleset for it (`RULESETS`: FreeCiv classic's Despotism or Monarchy, converted by
+  `nlmcs game convert-ruleset --government`); every player of our state lives under it (the
+  engine has one government a game), another government (anarchy in a revolution) as
+  Despotism's;
 - the map does not wrap in our engine (FreeCiv's WRAPX does), units at sea are left out, and our
   players are the living ones, us first.
 """
@@ -41,6 +46,8 @@ ACTIVITY_AS = {
     ENUMS["ACTIVITY_MINE"]: "mining", ENUMS["ACTIVITY_GEN_ROAD"]: "roading",
 }  # fmt: skip
 IMPROVEMENT_EXTRAS = {"irrigation": "irrigation", "mine": "mine", "road": "road"}
+RULESETS = {"despotism": "classic", "monarchy": "classic-monarchy"}
+"""Our shipped ruleset for our government in the real game; any other plays as Despotism's."""
 
 
 @dataclass
@@ -71,12 +78,16 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
     alive = sorted(p for p, row in view.players.items()
                    if row.get("is_alive") and p != me and not row.get("barbarian_type"))
     players = [me, *alive]
-    if game is None or (game.config.width, game.config.height, game.num_players) != (
-            width, height, len(players)):
-        game = CivGame(CivConfig(width=width, height=height, num_players=len(players),
-                                 max_turns=max_turns))  # fmt: skip
-    T = game.tables
     gaps: Counter = Counter()
+    government = rule_name(view.governments.get(view.players.get(me, {}).get("government"), {}))
+    ruleset = RULESETS.get(government, RULESETS["despotism"])
+    if government and government not in RULESETS:
+        gaps[f"government {government} as despotism"] += 1
+    if game is None or (game.config.width, game.config.height, game.num_players,
+                        game.config.ruleset) != (width, height, len(players), ruleset):
+        game = CivGame(CivConfig(width=width, height=height, num_players=len(players),
+                                 max_turns=max_turns, ruleset=ruleset))  # fmt: skip
+    T = game.tables
     our_terrains = {t.name: t.ident for t in T.ruleset.terrains}
     extras = {i: rule_name(e) for i, e in view.extras.items()}
 

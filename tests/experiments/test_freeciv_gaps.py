@@ -1,0 +1,54 @@
+"""The rules-gap report's longer horizons replay our moves as made (no server needed)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nlmcs.experiments.freeciv_play import _predict, _replay, measures
+from nlmcs.games import make_game
+from nlmcs.games.base import Action
+
+
+def _settle_all(state) -> dict:
+    """Every agent of ours founds a city where it may, else waits (or its first move)."""
+    joint = {}
+    for agent, actions in state.agent_actions(0):
+        by_kind = {a.kind: a for a in actions}
+        joint[agent] = by_kind.get("build_city") or by_kind.get("wait") or actions[0]
+    return joint
+
+
+def test_a_longer_horizon_follows_the_moves_we_made_not_our_ai():
+    game = make_game("civ", preset="small", max_turns=30)
+    start = game.new_initial_state(3)
+    cities = measures(start)["cities"]
+    # our recorded moves: every unit waits, five turns long; the cities never grow in number
+    wait = {agent: next(a for a in actions if a.kind in ("wait", "fortify", "research"))
+            for agent, actions in start.agent_actions(0)}
+    history, state = {}, start
+    rng = np.random.default_rng(0)
+    for turn in range(5):
+        history[turn] = (state.clone(), wait)
+        state = _predict(state, wait, rng)
+    replayed = _replay(history, 0, 4, np.random.default_rng(1))
+    assert replayed.turn == start.turn + 5
+    assert measures(replayed)["cities"] == cities
+    # our built-in AI in our place founds its cities in those turns: the old prediction
+    ai = start
+    for _ in range(5):
+        ai = _predict(ai, None, np.random.default_rng(1))
+    assert measures(ai)["cities"] > cities
+
+
+def test_a_recorded_move_the_prediction_no_longer_allows_is_left_out():
+    game = make_game("civ", preset="small", max_turns=30)
+    start = game.new_initial_state(3)
+    made = _settle_all(start)
+    history = {0: (start.clone(), made),
+               1: (start.clone(), {**made, "unit:999": Action("wait")})}
+    # turn 1 replays turn 0's foundings again: those settlers are cities by then; a unit the
+    # prediction lacks is skipped; nothing raises
+    replayed = _replay(history, 0, 1, np.random.default_rng(2))
+    assert replayed.turn == start.turn + 2
+    assert measures(replayed)["cities"] == measures(_predict(start, made, np.random.default_rng(
+        2)))["cities"]
