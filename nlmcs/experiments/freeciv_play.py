@@ -317,7 +317,8 @@ def write_results(game: FreeCivGame, out: Path) -> None:
              f"{ai.get('seen_citizens')} | {ai.get('seen_units')} | | |", "",
              f"Our score's parts (FreeCiv 3.0's formula): citizens {us.get('score_citizens')}, "
              f"techs x 2 {us.get('score_techs')}, wonders x 5 {us.get('score_wonders')}, other "
-             f"(happy citizens, units built and killed, culture) {us.get('score_other')}.", "",
+             f"(units built and killed, culture, and the lag of a score taken at the turn's "
+             f"start) {us.get('score_other')}.", "",
              "## Our orders and what the server did with them (orders.csv)", "",
              "| order | carried out | refused | unfinished | unit lost |",
              "|---|---:|---:|---:|---:|"]  # fmt: skip

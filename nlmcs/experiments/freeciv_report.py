@@ -3,10 +3,12 @@
 
 Per turn and player: cities, citizens, units by type, the server's score; for us also techs,
 the explored share of the map and the score's parts by FreeCiv 3.0's formula (citizens, 2 per
-tech, 5 per wonder; what is left, `score_other`, is what FreeCiv adds besides: happy citizens,
-units built and killed, culture). Of the AI we know what a player sees: its cities and units in
-sight (`seen_` columns), its score only where the server shows it (not without an embassy: it
-sends 0), and FreeCiv's final scores at the end (`final_score`, on each player's last row).
+tech, 5 per wonder; what is left, `score_other`, is what FreeCiv adds besides: units built and
+killed, culture; and a lag: the server scores at the turn's start, before what happens then, such
+as an explorer's hut, so the rest may even be negative). Of the AI we know what a player sees:
+its cities and units in sight (`seen_` columns), its score only where the server shows it
+(not without an embassy: it sends 0), and FreeCiv's final scores at the end (`final_score`, on
+each player's last row).
 
 Every request we send is an `Order`; what the server said while processing it (its event
 messages) is kept with it, and as soon as the server has processed it the order is judged from
@@ -111,6 +113,7 @@ class Order:
     fields: dict = field(repr=False)
     outcome: str = ""
     said: str = ""
+    objected: bool = False  # the server answered it with a refusal event (`REFUSAL_EVENTS`)
 
     def row(self) -> dict:
         return {"turn": self.turn, "agent": self.agent, "order": self.detail,
@@ -177,8 +180,13 @@ def judge(order: Order, view: View) -> str:
             now = unit.get("activity")
             fortified = wanted == ENUMS["ACTIVITY_FORTIFYING"] and now == ENUMS[
                 "ACTIVITY_FORTIFIED"]
-            return "carried out" if now == wanted or fortified else "refused"
-        return "carried out" if order.said else "refused"  # an attack: the server tells its end
+            # exploring until nothing reachable is left unseen: the server takes the order, the
+            # unit explores what it can and stands idle again, saying nothing
+            explored = wanted == ENUMS["ACTIVITY_EXPLORE"] and now == ENUMS[
+                "ACTIVITY_IDLE"] and not order.objected
+            return "carried out" if now == wanted or fortified or explored else "refused"
+        # an attack: the server tells its end, a refusal by its event
+        return "carried out" if order.said and not order.objected else "refused"
     if packet == "PACKET_CITY_CHANGE":
         city = view.cities.get(f["city_id"], {})
         same = (city.get("production_kind"), city.get("production_value")) == (
@@ -232,7 +240,9 @@ class Ledger:
         sent)."""
         agent, detail = describe(packet, fields, view)
         order = Order(turn, packet, agent, detail, dict(fields))
-        order.said = said(self.new_messages(view))
+        messages = self.new_messages(view)
+        order.said = said(messages)
+        order.objected = any(m.get("event") in REFUSAL_EVENTS for m in messages)
         order.outcome = judge(order, view)
         self.orders.append(order)
         return order

@@ -54,6 +54,16 @@ def test_an_order_is_judged_from_what_the_server_then_shows():
     assert outcome("PACKET_UNIT_CHANGE_ACTIVITY", fortify) == "refused"
     v.units[61]["activity"] = ENUMS["ACTIVITY_FORTIFIED"]  # fortifying done at once counts
     assert outcome("PACKET_UNIT_CHANGE_ACTIVITY", fortify) == "carried out"
+    # exploring with nothing reachable left: the unit stands idle again, the server silent
+    explore = {"unit_id": 60, "activity": ENUMS["ACTIVITY_EXPLORE"], "target": -1}
+    v.units[60]["activity"] = ENUMS["ACTIVITY_IDLE"]
+    assert outcome("PACKET_UNIT_CHANGE_ACTIVITY", explore) == "carried out"
+    attack = {"actor_id": 61, "target_id": 6, "action_type": 1}
+    assert outcome("PACKET_UNIT_DO_ACTION", attack, "E_UNIT_WIN_ATT: ...") == "carried out"
+    assert outcome("PACKET_UNIT_DO_ACTION", attack) == "refused"  # the server said nothing
+    objected = Order(1, "PACKET_UNIT_DO_ACTION", "", "", attack, said="E_UNIT_ILLEGAL_ACTION",
+                     objected=True)
+    assert judge(objected, v) == "refused"  # a refusal is a message too
 
 
 def test_the_server_words_go_with_the_order_they_answer_and_losses_say_how():
@@ -81,6 +91,12 @@ def test_the_server_words_go_with_the_order_they_answer_and_losses_say_how():
     assert table["move"]["refused"] == 1 and table["found"]["carried out"] == 1
     assert ledger.refusals() == [("move: E_BAD_COMMAND: Settlers can only move into your own "
                                   "zone of control.", 1)]
+    # an attack the server answers with a refusal event is refused, whatever else it said
+    v.units[62] = {"owner": ME, "type": 3, "tile": 1}
+    v.messages.append({"event": ENUMS["E_UNIT_ILLEGAL_ACTION"], "message": "Illegal action."})
+    attack = ledger.sent(v, 2, "PACKET_UNIT_DO_ACTION", {"actor_id": 62, "target_id": 6,
+                                                         "action_type": 1})
+    assert attack.objected and attack.outcome == "refused"
 
 
 def test_each_player_has_a_line_and_our_score_splits_by_freecivs_formula():

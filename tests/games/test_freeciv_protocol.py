@@ -377,6 +377,12 @@ def test_an_unknown_ai_level_is_refused():
         ServerConfig(ai_level="genius")
 
 
+def test_a_seed_the_server_would_keep_as_random_is_refused():
+    assert "set mapseed 2147483647" in ServerConfig(seed=2**31 - 2).script()
+    with pytest.raises(UserInputError, match="seed=2147483647"):
+        ServerConfig(seed=2**31 - 1)  # FreeCiv keeps a mapseed past 2**31 - 1 as 0: random
+
+
 def test_a_planner_plays_a_real_server_and_the_rules_gap_is_reported(tmp_path):
     src = _source()
     if not os.access(BINARY, os.X_OK) and shutil.which("freeciv-server") is None:

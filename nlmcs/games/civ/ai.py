@@ -52,8 +52,9 @@ HOWTO = AILevel(1, 12, 0.6, 2.0, 4, True, False,
                  "warrior code", "the wheel", "mathematics", "iron working"), expand_first=True)
 """FreeCiv's HOWTOPLAY as a level of the script: lots of cities ("seven or eight at the least"),
 settlers from every city, and only once the land is taken workers to irrigate and build roads;
-a defender in every city, and an army only on contact; science first (the cheapest techs
-first, as the score counts techs, not their worth)."""
+a defender in every city, then, with nothing else to build, attack units (the built-in AI's
+fallback); science first (the cheapest techs first, as the score counts techs, not their
+worth)."""
 SITE_SPACING = 3  # the AI leaves two tiles between its cities (Chebyshev distance 3)
 SACRED_SITE_BONUS = 40.0
 """What a site on the sacred terrain adds to its value for the AI that knows a variant's rule

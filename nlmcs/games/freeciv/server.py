@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Literal
 
 from nlmcs.errors import UserInputError
-from nlmcs.fields import MAX_SEED, check_fields, option
+from nlmcs.fields import check_fields, option
 from nlmcs.games.freeciv.codec import ProtocolError
 
 BINARY = "/usr/games/freeciv-server"
@@ -52,8 +52,9 @@ def free_port() -> int:
 class ServerConfig:
     """The game the server sets up."""
 
-    seed: int = option(0, low=0, high=MAX_SEED)
-    """Map and game seed (both), so a seed gives the same world."""
+    seed: int = option(0, low=0, high=2**31 - 2)
+    """Map and game seed (both, as seed + 1: 0 is FreeCiv's "at random"), so a seed gives the
+    same world; FreeCiv keeps a larger one as 0, a random world, so it is refused here."""
     ai_players: int = option(1, low=1, high=7)
     """FreeCiv AI players besides the one client."""
     ai_level: Literal["novice", "easy", "normal", "hard"] = "easy"
