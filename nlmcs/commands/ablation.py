@@ -141,8 +141,10 @@ def build_spec(args: argparse.Namespace) -> tuple[AblationSpec, Path]:
     check_applies(args, methods)
     rollouts = (tuple(csv_ints(args.rollouts, "rollouts")) if args.rollouts
                 else preset.rollouts)  # fmt: skip
-    # A preset's turn limit means full games, unless the user asked for a step count.
-    full_games = args.full_games or (preset.max_turns is not None and args.steps is None)
+    # A preset's turn limit means full games, unless the user asked for a step count or said
+    # --no-full-games (or a --config file's full_games = false).
+    full_games = args.full_games if args.full_games is not None else (
+        preset.max_turns is not None and args.steps is None)
     if args.full_games and args.steps is not None:
         raise UserInputError("--full-games plays to the turn limit; give --max-turns, not "
                              "--steps (or --no-full-games)")

@@ -21,8 +21,10 @@ from nlmcs.errors import UserInputError
 from nlmcs.fields import field_specs
 from nlmcs.files import read_document
 from nlmcs.methods import CorpusOptions, NetOptions, ReaderOptions
+from nlmcs.model.config import LATER_FIELDS as MODEL_LATER
 from nlmcs.model.config import ModelConfig
 from nlmcs.net.spec import TrainSpec
+from nlmcs.search.config import LATER_FIELDS as SEARCH_LATER
 from nlmcs.search.config import SearchConfig
 
 notice = logging.getLogger("nlmcs.notice")
@@ -40,9 +42,7 @@ REMOVED = {
 }  # fmt: skip
 """Options removed after `REMOVED_AT`, each with its value that is today's behaviour: a recorded
 run holding that value loads as if the key were absent; any other value is refused."""
-ADDED = {"model": {"relevance_prior": 0.0, "meaning": False, "meaning_prior": 20.0},
-         "search": {"root": "tree", "gumbel_k": 8, "gumbel_c_visit": 50.0,
-                    "gumbel_c_scale": 1.0, "forced_k": 0.0}}
+ADDED = {"model": {"relevance_prior": 0.0, **MODEL_LATER}, "search": dict(SEARCH_LATER)}
 """Options added since runs were recorded, each with its value that plays as before it existed:
 a recorded run without the key ran with that value."""
 REMOVED_VALUES = {("model", "hidden_update"): "error", ("model", "rank_sentences"): "state"}
@@ -243,11 +243,15 @@ def _from_ablation(path: Path, spec: dict, notes: list[str]) -> dict:
 def replay_changes(spec: Mapping) -> list[str]:
     """What a recorded run used that plays differently since its fixes (so a replay gives the
     same configuration, not the same games)."""
-    model, search = spec.get("model") or {}, spec.get("search") or {}
+    model, search = spec.get("model"), spec.get("search")
+    model = model if isinstance(model, dict) else {}  # a damaged one is refused by its section
+    search = search if isinstance(search, dict) else {}
+    methods = spec.get("methods")
+    methods = [m for m in methods if isinstance(m, str)] if isinstance(methods, list) else []
     out = []
     if model.get("center"):
         out.append("--center (a step's first roll-out no longer learns its raw reward)")
-    corpus_trees = {"uct-corpus", "flat-ucb-corpus"} & set(spec.get("methods") or ())
+    corpus_trees = {"uct-corpus", "flat-ucb-corpus"} & set(methods)
     if search.get("prior_mode") == "visits" and corpus_trees:
         out.append("--prior-mode visits (the real move is a tried one, by real visits)")
     return out

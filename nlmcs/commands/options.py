@@ -322,7 +322,8 @@ def _help(spec) -> str:
     default = spec.default
     shown = ({True: "on", False: "off", None: NONE}.get(default, default)
              if isinstance(default, bool | None) else default)
-    clear = f"; `{NONE}` for no value" if spec.optional else ""
+    # only a number reads `none` as no value: a text may be a name (a corpus called none)
+    clear = f"; `{NONE}` for no value" if spec.optional and spec.kind in (int, float) else ""
     return f"{summary(spec.doc)} (default: {shown}{clear})".replace("%", "%%")
 
 

@@ -303,7 +303,7 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.positions import start_position
 
     method = get_method(args.method)
-    if method.planner != "mc":
+    if method.planner != "mc" or method.model is None:  # q0: a constant Q, nothing learned
         raise UserInputError(f"{method.name} learns no value network; `nlmcs bench step` "
                              "times the methods that do (`nlmcs bench search` times any)")
     scfg, mcfg = configs(args)

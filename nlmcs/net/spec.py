@@ -44,11 +44,11 @@ class TrainSpec:
     """Self-play's player 1: "self" (the same network searching) or a scripted player."""
     temperature_turns: int = option(6, low=0)
     """Turns in which self-play draws its moves from the visit shares (then most visited)."""
-    dirichlet_alpha: float = option(0.3, low=0.0)
+    dirichlet_alpha: float = option(0.3, above=0.0)
     """Concentration of the Dirichlet noise mixed into self-play's root priors."""
     noise_share: float = option(0.25, low=0.0, high=1.0)
     """Share of that noise in the root priors."""
-    puct_c: float = option(0.3, low=0.0)
+    puct_c: float = option(0.3, above=0.0)
     """PUCT's exploration constant in self-play and judging games."""
     prior_floor: float = option(0.1, low=0.0, high=1.0)
     """Share of the prior spread uniformly over the moves (none is ruled out)."""

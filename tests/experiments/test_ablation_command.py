@@ -100,6 +100,8 @@ def test_presets_fill_in_what_the_options_leave_out():
                                 "--games", "4"]))  # fmt: skip
     assert (spec.steps, spec.full_games, spec.games) == (3, False, 4)
     assert spec.game_options == {"preset": "small"}
+    spec, _ = build_spec(parse(["ablation", "run", "--preset", "quick", "--no-full-games"]))
+    assert (spec.steps, spec.full_games) == (12, False)  # said, so not the preset's full games
     spec, out = build_spec(parse(["ablation", "run", "--rollouts", "50,100", "--map", "tiny"]))
     assert (spec.steps, spec.rollouts, spec.search.depth, spec.games) == (100, (50, 100), 20,
                                                                             200)  # fmt: skip

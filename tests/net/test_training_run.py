@@ -203,3 +203,10 @@ def test_fewer_judging_games_against_the_previous_generation_are_the_first_seeds
     assert previous_seeds(spec) == eval_seeds(spec)[:40] and len(eval_seeds(spec)) == 100
     assert previous_seeds(dataclasses.replace(spec, previous_games=None)) == eval_seeds(spec)
     assert "previous_games" not in TINY.identity() and spec.identity()["previous_games"] == 40
+
+
+@pytest.mark.parametrize("field", ["puct_c", "dirichlet_alpha"])
+def test_a_setting_its_games_would_refuse_is_refused_before_any_work(field):
+    # a 0 here used to pass the training spec, clone the corpus, then fail at the first game
+    with pytest.raises(UserInputError, match=f"{field}=0.0: must be greater than 0"):
+        TrainSpec(**{field: 0.0})

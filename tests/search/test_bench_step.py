@@ -85,6 +85,8 @@ def test_bench_step_command(tmp_path, monkeypatch, capsys):
     assert "2 workers at best" in out and "roll-outs played:" in out
     assert main(["bench", "step", "--method", "uct", "--map", "tiny"]) == 2
     assert "learns no value network" in capsys.readouterr().err
+    assert main(["bench", "step", "--method", "q0", "--map", "tiny"]) == 2  # MC, a constant Q
+    assert "q0 learns no value network" in capsys.readouterr().err
     assert main(["bench", "step", "--method", "linear", "--workers", "2", "--map", "tiny"]) == 2
     assert "one worker" in capsys.readouterr().err
 
