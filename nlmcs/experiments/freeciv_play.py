@@ -84,99 +84,108 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
     history: dict[int, tuple[CivState, dict]] = {}  # turn -> (its state, our move), 10 kept
     rated = None  # the government our science rate was last set for
     t0 = time.perf_counter()
-    with FreeCivServer(server) as srv, Client.connect(proto, "127.0.0.1", srv.port) as client:
-        client.join(username)
-        srv.command("start")
-        view = client.view
-        try:
-            if log_decisions is not None:
-                decisions = AtomicFile(log_decisions)
-            final: dict[int, int] = {}
-            destroyed = False
-            while len(game_out.turns) < turns:
-                name, values = client.receive()
-                if name == "PACKET_ENDGAME_REPORT":  # over before the turn limit (conquest)
-                    final = _final_scores(client, values)
-                    break
-                if name != "PACKET_BEGIN_TURN":
-                    continue
-                if not view.players.get(view.player_id, {}).get("is_alive", True):
-                    destroyed = True  # the game goes on without us: a loss
-                    break
-                tr = translate(view, max_turns=server.end_turn, game=civ)
-                if tr.state.game is not civ:  # first turn, or the players changed
-                    if planner is not None:
-                        planner.close()
-                    civ = tr.state.game
-                    planner = make_planner(method, game=civ, manual=manual, seed=seed,
-                                           search_config=search_config,
-                                           model_config=model_config)  # fmt: skip
-                    if decisions is not None and not game_out.turns:
-                        decisions.file.write(log_line(_log_header(
-                            civ, method=method, seed=seed, turns=turns, server=server,
-                            manual=manual, search_config=search_config,
-                            model_config=model_config)))  # fmt: skip
-                seen = measures(tr.state)
-                row = {"turn": view.turn, **seen}
-                for k, then in sorted(predicted.pop(view.turn, {}).items()):
-                    row.update({f"{_prefix(k)}{m}": then[m] for m in GAP_MEASURES})
-                game_out.ledger.start_turn(view, view.turn)
-                game_out.players += [player_row(view, p, view.turn) for p in _players(view)]
-                step0 = time.perf_counter()
-                joint = planner.choose(tr.state, 0, rng)
-                row["seconds"] = round(time.perf_counter() - step0, 3)
-                if decisions is not None:
-                    for rec in planner.last_log:
-                        decisions.file.write(log_line({**rec, "freeciv_turn": view.turn}))
-                sent = requests(tr, view, joint, rng) + fixed_rules(tr, view)
-                for packet, fields in sent:
-                    client.send(packet, **fields)
-                    client.receive_until({"PACKET_PROCESSING_FINISHED"})
-                    game_out.ledger.sent(view, view.turn, packet, fields)
-                government = view.players.get(view.player_id, {}).get("government")
-                if government != rated:  # each government allows its own highest rate
-                    rated = government
-                    for science in SCIENCE_RATES:
-                        packet, fields = science_rates(science)
+    try:
+        with FreeCivServer(server) as srv, Client.connect(proto, "127.0.0.1", srv.port) as client:
+            client.join(username)
+            srv.command("start")
+            view = client.view
+            try:
+                if log_decisions is not None:
+                    decisions = AtomicFile(log_decisions)
+                final: dict[int, int] = {}
+                destroyed = False
+                while len(game_out.turns) < turns:
+                    name, values = client.receive()
+                    if name == "PACKET_ENDGAME_REPORT":  # over before the turn limit (conquest)
+                        final = _final_scores(client, values)
+                        break
+                    if name != "PACKET_BEGIN_TURN":
+                        continue
+                    if not view.players.get(view.player_id, {}).get("is_alive", True):
+                        destroyed = True  # the game goes on without us: a loss
+                        break
+                    tr = translate(view, max_turns=server.end_turn, game=civ)
+                    if tr.state.game is not civ:  # first turn, or the players changed
+                        if planner is not None:
+                            planner.close()
+                        civ = tr.state.game
+                        planner = make_planner(method, game=civ, manual=manual, seed=seed,
+                                               search_config=search_config,
+                                               model_config=model_config)  # fmt: skip
+                        if decisions is not None and not game_out.turns:
+                            decisions.file.write(log_line(_log_header(
+                                civ, method=method, seed=seed, turns=turns, server=server,
+                                manual=manual, search_config=search_config,
+                                model_config=model_config)))  # fmt: skip
+                    seen = measures(tr.state)
+                    row = {"turn": view.turn, **seen}
+                    for k, then in sorted(predicted.pop(view.turn, {}).items()):
+                        row.update({f"{_prefix(k)}{m}": then[m] for m in GAP_MEASURES})
+                    game_out.ledger.start_turn(view, view.turn)
+                    game_out.players += [player_row(view, p, view.turn) for p in _players(view)]
+                    step0 = time.perf_counter()
+                    joint = planner.choose(tr.state, 0, rng)
+                    row["seconds"] = round(time.perf_counter() - step0, 3)
+                    if decisions is not None:
+                        for rec in planner.last_log:
+                            decisions.file.write(log_line({**rec, "freeciv_turn": view.turn}))
+                    sent = requests(tr, view, joint, rng) + fixed_rules(tr, view)
+                    for packet, fields in sent:
                         client.send(packet, **fields)
                         client.receive_until({"PACKET_PROCESSING_FINISHED"})
-                        sent.append((packet, fields))
-                        if game_out.ledger.sent(view, view.turn, packet,
-                                                fields).outcome == "carried out":
-                            break
-                sim = _predict(tr.state, joint, rng)
-                predicted.setdefault(view.turn + 1, {})[1] = measures(sim)
-                history[view.turn] = (tr.state.clone(), joint)
-                history.pop(view.turn - max(HORIZONS), None)
-                for h in HORIZONS[1:]:
-                    if view.turn + 1 - h in history:
-                        predicted.setdefault(view.turn + 1, {})[h] = measures(
-                            _replay(history, view.turn + 1 - h, view.turn, ahead_rng))
-                me = view.players.get(view.player_id, {})
-                row.update({"orders": len(sent), "score": me.get("score", 0),
-                            "unknown_tiles": tr.gaps.get(UNKNOWN_GAP, 0)})
-                game_out.gaps.update(tr.gaps)
-                game_out.turns.append(row)
-                log(f"turn {row['turn']}: {seen['units']} units, {seen['cities']} cities, "
-                    f"score {row['score']}, {len(sent)} orders, {row['seconds']:.1f} s")
-                client.send("PACKET_PLAYER_PHASE_DONE", turn=view.turn)
-            if not final and not destroyed and server.end_turn == len(game_out.turns):
-                _, report = client.receive_until({"PACKET_ENDGAME_REPORT"})
-                final = _final_scores(client, report)
-            game_out.result = _result(game_out, final=final, destroyed=destroyed,
-                                      me=view.player_id, method=method, seed=seed,
-                                      server=server, seconds=time.perf_counter() - t0)  # fmt: skip
-            last = {r["playerno"]: r for r in game_out.players}  # each player's last row
-            for pid, score in final.items():
-                if pid in last:
-                    last[pid]["final_score"] = score
-            if decisions is not None:
-                decisions.file.write(log_line(_end_record(game_out.result)))
-        finally:
-            if planner is not None:
-                planner.close()
-            if decisions is not None:
-                decisions.commit()  # the turns played so far are kept, whatever ended the game
+                        game_out.ledger.sent(view, view.turn, packet, fields)
+                    government = view.players.get(view.player_id, {}).get("government")
+                    if government != rated:  # each government allows its own highest rate
+                        rated = government
+                        for science in SCIENCE_RATES:
+                            packet, fields = science_rates(science)
+                            client.send(packet, **fields)
+                            client.receive_until({"PACKET_PROCESSING_FINISHED"})
+                            sent.append((packet, fields))
+                            if game_out.ledger.sent(view, view.turn, packet,
+                                                    fields).outcome == "carried out":
+                                break
+                    sim = _predict(tr.state, joint, rng)
+                    predicted.setdefault(view.turn + 1, {})[1] = measures(sim)
+                    history[view.turn] = (tr.state.clone(), joint)
+                    history.pop(view.turn - max(HORIZONS), None)
+                    for h in HORIZONS[1:]:
+                        if view.turn + 1 - h in history:
+                            predicted.setdefault(view.turn + 1, {})[h] = measures(
+                                _replay(history, view.turn + 1 - h, view.turn, ahead_rng))
+                    me = view.players.get(view.player_id, {})
+                    row.update({"orders": len(sent), "score": me.get("score", 0),
+                                "unknown_tiles": tr.gaps.get(UNKNOWN_GAP, 0)})
+                    game_out.gaps.update(tr.gaps)
+                    game_out.turns.append(row)
+                    log(f"turn {row['turn']}: {seen['units']} units, {seen['cities']} cities, "
+                        f"score {row['score']}, {len(sent)} orders, {row['seconds']:.1f} s")
+                    client.send("PACKET_PLAYER_PHASE_DONE", turn=view.turn)
+                if not final and not destroyed and server.end_turn == len(game_out.turns):
+                    _, report = client.receive_until({"PACKET_ENDGAME_REPORT"})
+                    final = _final_scores(client, report)
+                game_out.result = _result(
+                    game_out, final=final, destroyed=destroyed, me=view.player_id,
+                    method=method, seed=seed, server=server, seconds=time.perf_counter() - t0)
+                last = {r["playerno"]: r for r in game_out.players}  # each player's last row
+                for pid, score in final.items():
+                    if pid in last:
+                        last[pid]["final_score"] = score
+                if decisions is not None:
+                    decisions.file.write(log_line(_end_record(game_out.result)))
+            finally:
+                if planner is not None:
+                    planner.close()
+                if decisions is not None:
+                    decisions.commit()  # the turns played so far are kept, whatever ended the game
+    except BaseException as error:  # a lost server or connection: what was played is kept
+        if out is not None and game_out.turns:
+            game_out.result = {**_result(game_out, final={}, destroyed=False, me=-1,
+                                         method=method, seed=seed, server=server,
+                                         seconds=time.perf_counter() - t0),
+                               "stopped": f"{type(error).__name__}: {error}"}
+            write_results(game_out, out)
+        raise
     if out is not None:
         write_results(game_out, out)
     return game_out
@@ -306,6 +315,8 @@ def write_results(game: FreeCivGame, out: Path) -> None:
              "", "Played as a player (fog of war); no observer connection, no savegame reading.",
              "", f"Turns {r['turns']}; final scores (FreeCiv's, at the turn limit): ours "
              f"{r['our_score']}, best other {r['best_other_score']}; {r['seconds']} s.", "",
+             *([f"**Stopped early** ({r['stopped']}): the turns played so far.", ""]
+               if r.get("stopped") else []),
              "## The last turn, both players (players.csv, players.png)", "",
              "| | score | cities | citizens | units | techs | explored |",
              "|---|---:|---:|---:|---:|---:|---:|",

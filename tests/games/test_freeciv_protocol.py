@@ -421,6 +421,32 @@ def test_a_planner_plays_a_real_server_and_the_rules_gap_is_reported(tmp_path):
     assert {r["freeciv_turn"] for r in log.decisions} == {1, 2, 3, 4}
 
 
+def test_a_game_that_stops_early_keeps_the_diagnosis_of_the_turns_played(tmp_path,
+                                                                          monkeypatch):
+    src = _source()
+    if not os.access(BINARY, os.X_OK) and shutil.which("freeciv-server") is None:
+        pytest.skip("freeciv-server is not installed (apt-get install freeciv-server)")
+    import nlmcs.experiments.freeciv_play as fp
+
+    real, calls = fp._predict, []
+
+    def predict(*args):  # one call a turn, as long as no 5-turn replay is due: lost in turn 3
+        calls.append(1)
+        if len(calls) == 3:
+            raise ConnectionResetError("the server went away")
+        return real(*args)
+
+    monkeypatch.setattr(fp, "_predict", predict)
+    with pytest.raises(ConnectionResetError):
+        fp.play_freeciv(proto=packets_def.load(src / PACKETS_DEF),
+                        server=ServerConfig(seed=5, ai_level="novice"), method="howto", turns=6,
+                        seed=5, out=tmp_path, log=lambda line: None)
+    assert all((tmp_path / name).is_file() for name in fp.REPORT_FILES)
+    summary = (tmp_path / "summary.md").read_text()
+    assert "**Stopped early** (ConnectionResetError: the server went away)" in summary
+    assert (tmp_path / "turns.csv").read_text().count("\n") == 1 + 2  # two whole turns
+
+
 def test_a_recorded_server_stream_replays_and_survives_re_encoding():
     """Bytes recorded from a real server (in this run, never stored) decode to the same packets
     when replayed, and every packet encoded again (with the delta caches) decodes unchanged."""
