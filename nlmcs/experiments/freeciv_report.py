@@ -214,25 +214,38 @@ class Ledger:
     losses: list[dict] = field(default_factory=list)
     _units: dict[int, str] = field(default_factory=dict)  # our units at the last turn start
     _seen: int = 0  # messages already read
+    _lost: list[dict] = field(default_factory=list)  # loss messages since the last turn start
 
     def new_messages(self, view: View) -> list[dict]:
+        """Messages since the last read; a loss message is also kept for the turn's losses,
+        whichever order's processing it came with."""
         out = view.messages[self._seen:]
         self._seen = len(view.messages)
+        self._lost += [m for m in out if m.get("event") in UNIT_LOSS_EVENTS]
         return out
 
     def start_turn(self, view: View, turn: int) -> None:
         """Our units now against the last turn's: the missing ones were lost, unless they
-        founded a city."""
-        messages = self.new_messages(view)
+        founded a city; each with the loss message naming its type, if one does. A unit
+        message left over (a unit built and lost between two turn starts) is a loss of its own."""
+        self.new_messages(view)
         ours = {uid: rule_name(view.unit_types.get(u.get("type"), {}))
                 for uid, u in view.units.items() if u.get("owner") == view.player_id}
         founders = {o.fields.get("actor_id") for o in self.orders if o.turn == turn - 1
                     and o.detail.startswith("found city") and o.outcome == "carried out"}
         gone = [uid for uid in self._units if uid not in ours and uid not in founders]
-        how = said([m for m in messages if m.get("event") in UNIT_LOSS_EVENTS])
+        pending, self._lost = self._lost, []
         for uid in gone:
-            self.losses.append({"turn": turn - 1, "unit": uid, "type": self._units[uid],
-                                "server_said": how or "no message"})
+            kind = self._units[uid]
+            mine = next((m for m in pending if m.get("event") != ENUMS["E_CITY_LOST"] and kind
+                         and kind in plain(str(m.get("message", ""))).lower()), None)
+            if mine is not None:
+                pending.remove(mine)
+            self.losses.append({"turn": turn - 1, "unit": uid, "type": kind,
+                                "server_said": said([mine]) if mine else "no message"})
+        self.losses += [{"turn": turn - 1, "unit": None, "type": "not seen at a turn start",
+                         "server_said": said([m])} for m in pending
+                        if m.get("event") != ENUMS["E_CITY_LOST"]]
         self._units = ours
 
     def sent(self, view: View, turn: int, packet: str, fields: dict) -> Order:

@@ -117,3 +117,30 @@ def test_server_markup_is_read_as_plain_text():
             'Warriors.[/c]')
     assert plain(text) == "nlmcs 102 is finished building Warriors."
     assert said([{"event": 999, "message": "x"}]) == "999: x"
+
+
+def test_each_loss_gets_its_own_message_even_one_read_with_an_order():
+    v = _view()
+    v.units[62] = {"owner": ME, "type": 0, "tile": 2}  # a second settler
+    ledger = Ledger()
+    ledger.start_turn(v, 1)
+    # our warriors attack and die: the message comes while the order is processed
+    v.messages.append({"event": ENUMS["E_UNIT_LOST_ATT"],
+                       "message": "Your attacking Warriors failed against the Archers!"})
+    del v.units[61]
+    order = ledger.sent(v, 1, "PACKET_UNIT_DO_ACTION", {"actor_id": 61, "target_id": 6,
+                                                        "action_type": 1})
+    assert "failed against" in order.said
+    # then a settler dies to barbarians, and a unit built and killed between two turn starts
+    v.messages.append({"event": ENUMS["E_UNIT_LOST_MISC"],
+                       "message": "Your Settlers was killed by barbarians."})
+    v.messages.append({"event": ENUMS["E_UNIT_LOST_DEF"],
+                       "message": "Your Catapult was killed by the Japanese Legion."})
+    del v.units[62]
+    ledger.start_turn(v, 2)
+    rows = {(r["unit"], r["type"]): r["server_said"] for r in ledger.losses}
+    assert rows[(61, "warriors")] == ("E_UNIT_LOST_ATT: Your attacking Warriors failed against "
+                                      "the Archers!")
+    assert rows[(62, "settlers")] == "E_UNIT_LOST_MISC: Your Settlers was killed by barbarians."
+    assert rows[(None, "not seen at a turn start")].startswith("E_UNIT_LOST_DEF: Your Catapult")
+    assert len(ledger.losses) == 3
