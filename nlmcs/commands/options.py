@@ -425,7 +425,15 @@ def configs(args, *, search_presets: tuple[Mapping, ...] = ()):
         model = ModelConfig.preset(preset)
     else:
         model = ModelConfig.release() if release else ModelConfig()
-    return (merged(args, "search", search, *search_presets), merged(args, "model", model))
+    out = (merged(args, "search", search, *search_presets), merged(args, "model", model))
+    if getattr(args, "config_sections", None) and (release or preset is not None):
+        plain = (merged(args, "search", SearchConfig(), *search_presets),
+                 merged(args, "model", ModelConfig()))
+        if (search, model) != (SearchConfig(), ModelConfig()) and out == plain:
+            flag = "--release" if release else "--model-preset"
+            raise UserInputError(f"{flag}: the --config file sets every setting it would, so it "
+                                 "changes nothing; give the settings to change as options")
+    return out
 
 
 def capped_workers(search: SearchConfig) -> SearchConfig:

@@ -354,3 +354,15 @@ def test_a_damaged_audit_record_is_refused_by_its_file_before_any_game(tmp_path,
     err = capsys.readouterr().err.strip()
     assert str(record) in err and needle in err and "\n" not in err
     assert not out.exists()
+
+
+def test_a_preset_a_run_record_overrides_entirely_is_refused(tmp_path):
+    record = Path(__file__).parents[2] / "results" / "corpus-ablation" / "puct" / "run.json"
+    for flags in (["--release"], ["--model-preset", "release"]):
+        args = parse_command_line(["ablation", "run", "--config", str(record), *flags,
+                                   "--out", str(tmp_path / "x")])
+        with pytest.raises(UserInputError, match=f"{flags[0]}: the --config file sets every"):
+            configs(args)
+    args = parse_command_line(["ablation", "run", "--config", str(record), "--model-preset",
+                               "default", "--out", str(tmp_path / "x")])
+    configs(args)  # the defaults' preset says nothing a record could override
