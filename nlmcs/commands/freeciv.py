@@ -39,7 +39,9 @@ def register(sub) -> None:
     g.add_argument("--method", default="text", help="planner (as `nlmcs play --method`)")
     g.add_argument("--manual", help="stored manual the text methods read (default: "
                    "civ-guide; refused for a method that reads no text)")
-    g.add_argument("--out", type=Path, help="folder for turns.csv, gaps.csv and summary.md")
+    g.add_argument("--out", type=Path,
+                   help="folder for the game's diagnosis: summary.md, players.png and turns, "
+                        "gaps, players, orders and losses CSVs")
     g.add_argument("--log-decisions", type=Path,
                    help="write the decision log (JSON lines, as `nlmcs play`: a game record "
                         "with the manual, configurations and server settings, every decision, "
