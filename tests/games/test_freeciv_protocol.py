@@ -377,6 +377,14 @@ def test_an_unknown_ai_level_is_refused():
         ServerConfig(ai_level="genius")
 
 
+def test_a_server_that_refuses_the_connection_is_one_line():
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(UserInputError, match=f"cannot connect to the server at 127.0.0.1:{port}"):
+        Client.connect(None, "127.0.0.1", port, timeout=5)
+
+
 def test_a_seed_the_server_would_keep_as_random_is_refused():
     assert "set mapseed 2147483647" in ServerConfig(seed=2**31 - 2).script()
     with pytest.raises(UserInputError, match="seed=2147483647"):

@@ -106,7 +106,12 @@ class Client:
 
     @classmethod
     def connect(cls, proto: Protocol, host: str, port: int, *, timeout: float = 60.0) -> Client:
-        return cls(proto, socket.create_connection((host, port), timeout=timeout))
+        try:
+            sock = socket.create_connection((host, port), timeout=timeout)
+        except OSError as e:  # refused or timed out: one line, as a lost connection is
+            raise ProtocolError(f"cannot connect to the server at {host}:{port} "
+                                f"({e.strerror or e})") from None
+        return cls(proto, sock)
 
     def close(self) -> None:
         self.sock.close()
