@@ -113,11 +113,12 @@ def selfplay_game(job: NetGameJob) -> dict:
             full = not capped or cap_rng.random() < job.full_share
             planner = planners[p] if full else cheap[p]
             move = planner.choose(state, p, rng)
-            if state.turn < job.temperature_turns:
-                shares = _visit_shares(planner.roots, position.agents, position.actions)
-                move = _sample(shares, position.agents, position.actions, pick_rng)
             visits = _visit_shares(planner.roots, position.agents, position.actions,
-                                   job.forced_k, job.puct_c)
+                                   job.forced_k, job.puct_c)  # the target: forced looks out
+            if state.turn < job.temperature_turns:
+                shares = visits if job.forced_k <= 0 else _visit_shares(
+                    planner.roots, position.agents, position.actions)
+                move = _sample(shares, position.agents, position.actions, pick_rng)
             positions.append(position)
             if not full:  # a cheap search's visits teach nothing; the result still does
                 visits = [np.zeros_like(v) for v in visits]
