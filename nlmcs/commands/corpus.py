@@ -30,7 +30,8 @@ def register(sub) -> None:
                             "--name civ-builtin --preset small", func=_record)
     p.add_argument("--games", type=GAMES, default=10, help="games to play (default 10)")
     p.add_argument("--players", default="builtin,builtin",
-                   help="comma-separated: builtin[:easy|normal|hard], random, greedy, search")
+                   help="comma-separated: builtin[:easy|normal|hard], howto, random, greedy, "
+                        "search")
     p.add_argument("--method", help="search method for 'search' players (e.g. uct)")
     p.add_argument("--rollouts", type=COUNT, default=50,
                    help="roll-outs per step for search players")

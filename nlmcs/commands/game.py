@@ -30,7 +30,8 @@ def register(sub) -> None:
                             "--save-log games.jsonl",
                     func=play_cli)
     p.add_argument("--players", default="builtin,random",
-                   help="comma-separated players: builtin[:easy|normal|hard], random, greedy")
+                   help="comma-separated players: builtin[:easy|normal|hard], howto, random, "
+                        "greedy")
     p.add_argument("--seed", type=SEED, default=0, help="map and game seed")
     p.add_argument("--turns", type=COUNT, default=100, help="turn limit")
     _map_options(p)
@@ -63,7 +64,7 @@ def register(sub) -> None:
                             "--out results/ai_vs_random.csv",
                     func=series_cli)
     m.add_argument("--players", default="builtin,random",
-                   help="two comma-separated players: builtin[:easy|normal|hard], random, "
+                   help="two comma-separated players: builtin[:easy|normal|hard], howto, random, "
                         "greedy, net[:FILE] (a network's greedy player)")
     m.add_argument("--games", type=GAMES, default=100, help="number of games (sides alternate)")
     m.add_argument("--turns", type=COUNT, default=100, help="turn limit per game")

@@ -21,6 +21,7 @@ from typing import Literal
 
 from nlmcs.errors import UserInputError
 from nlmcs.fields import MAX_GAMES, MAX_SEED, check_fields, option
+from nlmcs.games.base import SCRIPTED_PLAYERS
 from nlmcs.jobs import WorkerLost, run_jobs
 from nlmcs.processes import local_pool
 from nlmcs.runs import FileStore
@@ -28,7 +29,6 @@ from nlmcs.seeds import LEGACY_CHANCE, game_seed, stored_rule
 
 log = logging.getLogger(__name__)
 
-SCRIPTED = ("builtin", "random", "greedy")
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,8 @@ class RecordConfig:
     games: int = option(10, low=1, high=MAX_GAMES)
     """Games to record."""
     players: tuple[str, ...] = ("builtin", "builtin")
-    """A player spec per seat: "builtin[:easy|normal|hard]", "random", "greedy", or "search"
+    """A player spec per seat: "builtin[:easy|normal|hard]", "howto", "random", "greedy", or
+    "search"
     (played by the search method `method` at `rollouts` roll-outs per step)."""
     method: str | None = None
     """The search method of a "search" player."""
@@ -66,9 +67,9 @@ class RecordConfig:
             if head == "search":
                 if not self.method:
                     raise UserInputError("a 'search' player needs --method (e.g. --method uct)")
-            elif head not in SCRIPTED:
-                raise UserInputError(f"unknown player {spec!r}: use builtin[:level], random, "
-                                     "greedy or search")
+            elif head not in SCRIPTED_PLAYERS:
+                raise UserInputError(f"unknown player {spec!r}: use builtin[:level], howto, "
+                                     "random, greedy or search")
 
 
 def make_civ(config: RecordConfig):

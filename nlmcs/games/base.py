@@ -151,6 +151,10 @@ class State(abc.ABC):
         """A JSON-ready dict; `Game.state_from_json(state.to_json())` rebuilds an equal state."""
 
 
+SCRIPTED_PLAYERS = ("builtin", "howto", "random", "greedy")
+"""The heads of the player names `Game.policy` seats (a level after a colon): scripted players,
+so a recorded game of them plays again move for move."""
+
 UNIFORM_ROLLOUT = "uniform-rollout"
 """Stands for a search's uniform roll-out policy among the players given to
 `Game.compiled_players`: one `rng.integers(len(actions))` draw per agent, agents in order."""
@@ -175,7 +179,8 @@ class Game(abc.ABC):
 
     @abc.abstractmethod
     def policy(self, spec: str) -> Policy:
-        """A scripted player by name: "builtin[:level]", "random", "greedy"."""
+        """A scripted player by name: "builtin[:level]", "howto", "random", "greedy"
+        (`SCRIPTED_PLAYERS`)."""
 
     def label_vocabulary(self) -> dict[str, frozenset[str]] | None:
         """Every label the game's states can give, by kind ("agent", "state", "action"), or

@@ -24,7 +24,7 @@ import numpy as np
 
 from nlmcs.errors import UserInputError
 from nlmcs.files import atomic_output
-from nlmcs.games.base import Action, AgentId
+from nlmcs.games.base import SCRIPTED_PLAYERS, Action, AgentId
 from nlmcs.net.features import Batch, Encoder, Position
 
 
@@ -187,7 +187,7 @@ def replay_corpus(corpus, encoder: Encoder, *, games: int | None = None,
         specs = [p.get("name") for p in players]
         if row["game"] != encoder.layout.game:
             why = f"game {row['game']}"
-        elif any(p.get("kind") not in ("builtin", "random", "greedy") for p in players):
+        elif any(p.get("kind") not in SCRIPTED_PLAYERS for p in players):
             why = "not scripted players"
         elif (rule := stored_rule(row.get("chance"))) not in CHANCE_RULES:
             why = f"chance rule {rule}"

@@ -8,9 +8,8 @@ small budget, since the player waits for it at every turn. The recorded name of 
 from __future__ import annotations
 
 from nlmcs.errors import UserInputError
+from nlmcs.games.base import SCRIPTED_PLAYERS as SCRIPTED
 from nlmcs.games.base import Game, Policy
-
-SCRIPTED = ("builtin", "random", "greedy")
 
 
 def check_opponent(spec: str) -> None:
@@ -26,8 +25,8 @@ def check_opponent(spec: str) -> None:
         return
     if spec in METHODS:
         return
-    raise UserInputError(f"unknown opponent {spec!r}: use builtin[:easy|normal|hard], random, "
-                         f"greedy or a search method ({', '.join(METHODS)})")
+    raise UserInputError(f"unknown opponent {spec!r}: use builtin[:easy|normal|hard], howto, "
+                         f"random, greedy or a search method ({', '.join(METHODS)})")
 
 
 def make_opponent(game: Game, spec: str, *, seed: int, rollouts: int, depth: int,

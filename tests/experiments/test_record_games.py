@@ -109,3 +109,20 @@ def test_a_folder_of_games_recorded_by_the_earlier_seed_rule_is_refused(tmp_path
     with pytest.raises(UserInputError, match="earlier seed rule"):
         record_games(out_dir=tmp_path, config=CONFIG)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["game-0000006.jsonl"]
+
+
+def test_games_of_the_howto_player_are_recorded_and_replay_for_cloning(tmp_path):
+    from corpus.store import ingest, load_corpus
+    from nlmcs.games import make_game
+    from nlmcs.net.features import Encoder, layout_for
+    from nlmcs.net.samples import replay_corpus
+
+    config = RecordConfig(**{**CONFIG.__dict__, "games": 1, "max_turns": 8,
+                             "players": ("howto", "builtin")})
+    paths = record_games(out_dir=tmp_path / "logs", config=config)
+    ingest(paths, name="howto", root=tmp_path / "store")
+    stored = load_corpus("howto", root=tmp_path / "store")
+    game = make_game("civ", preset="tiny", max_turns=8)
+    samples, report = replay_corpus(stored, Encoder(layout_for(game)))
+    assert report.replayed == 1 and not report.skipped
+    assert len(samples) == 16  # 8 turns x 2 players, howto's moves among them
