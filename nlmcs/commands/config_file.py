@@ -98,6 +98,9 @@ def read_config(path: Path, parser: argparse.ArgumentParser) -> tuple[dict, dict
 PATH_FIELDS = {"reader": ("reader", "twin_reader"), "net": ("net",), "corpus": ("corpus",),
                "train": ("init",)}
 """Section fields that may name a file or folder (a corpus or manual by name is left alone)."""
+FILE_FIELDS = {("reader", "reader"), ("reader", "twin_reader"), ("net", "net"), ("train", "init")}
+"""Of those, the fields that only ever name a file: a bare name (`init = "start.pt"`) is a file
+next to the config file too."""
 
 
 def _relative_to_file(path: Path, top: dict, sections: dict, options: dict) -> None:
@@ -106,10 +109,10 @@ def _relative_to_file(path: Path, top: dict, sections: dict, options: dict) -> N
     stay names."""
     base = path.parent
 
-    def here(value):
+    def here(value, file: bool = False):
         if isinstance(value, Path):
             return value if value.is_absolute() else base / value
-        if isinstance(value, str) and "/" in value and not Path(value).is_absolute():
+        if isinstance(value, str) and (file or "/" in value) and not Path(value).is_absolute():
             return str(base / value)
         return value
 
@@ -119,7 +122,8 @@ def _relative_to_file(path: Path, top: dict, sections: dict, options: dict) -> N
     for section, names in PATH_FIELDS.items():
         for name in names:
             if name in sections.get(section, {}):
-                sections[section][name] = here(sections[section][name])
+                sections[section][name] = here(sections[section][name],
+                                               (section, name) in FILE_FIELDS)
 
 
 def _load(path: Path) -> dict:

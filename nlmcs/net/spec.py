@@ -4,6 +4,7 @@ loads without torch); `nlmcs.net.train` runs it."""
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass
 
 from nlmcs.fields import check_fields, option, without_later
@@ -99,6 +100,8 @@ class TrainSpec:
         """What a resumed run must share (not the number of generations; fields added since
         runs were recorded only where they are not at their default)."""
         values = {k: v for k, v in dataclasses.asdict(self).items() if k != "generations"}
+        if self.init is not None:  # `./x.pt` and `x.pt` are one file
+            values["init"] = os.path.normpath(self.init)
         return without_later(values, LATER_FIELDS)
 
     def game_options(self) -> dict:

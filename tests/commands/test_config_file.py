@@ -277,6 +277,12 @@ def test_relative_paths_in_a_config_file_are_relative_to_the_file(tmp_path, monk
     args = parse_command_line(["play", "--config", str(folder / "c.toml"), "--log-decisions",
                                "x.jsonl"])
     assert str(args.log_decisions) == "x.jsonl"
+    # a field that only names a file takes a bare name as a file next to the config file
+    (folder / "bare.toml").write_text('[reader]\nreader = "r.json"\n[corpus]\ncorpus = "demo"\n')
+    args = parse_command_line(["play", "--method", "uct-text-corpus", "--config",
+                               str(folder / "bare.toml")])
+    assert args.config_sections["reader"]["reader"] == str(folder / "r.json")
+    assert args.config_sections["corpus"]["corpus"] == "demo"  # a corpus by name stays a name
 
 
 def _rows(folder: Path) -> list[dict]:

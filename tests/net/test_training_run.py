@@ -172,6 +172,14 @@ def test_a_run_can_start_from_a_network_and_judges_with_an_interval(tmp_path):
     assert "init" not in TINY.identity() and "init" in longer.identity()
 
 
+def test_one_checkpoint_named_two_ways_is_one_setting_of_a_run():
+    """A resume that names `--init x.pt` as `./x.pt` is the same run, not other settings."""
+    assert dataclasses.replace(TINY, init="./runs/x.pt").identity() == \
+        dataclasses.replace(TINY, init="runs/x.pt").identity()
+    assert dataclasses.replace(TINY, init="runs/y.pt").identity() != \
+        dataclasses.replace(TINY, init="runs/x.pt").identity()
+
+
 def test_playout_caps_search_most_moves_cheaply_and_learn_policy_only_from_full_ones(tmp_path):
     from nlmcs.net.selfplay import NetGameJob, selfplay_game
     from nlmcs.paths import shipped_dir
