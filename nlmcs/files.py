@@ -407,11 +407,12 @@ def write_atomic(path: str | Path, data: str | bytes) -> Path:
     return Path(path)
 
 
-def write_csv_rows(path: str | Path, rows: list[dict]) -> Path:
-    """Replace `path` with a CSV of `rows` (columns: every key, in order of first use)."""
+def write_csv_rows(path: str | Path, rows: list[dict], columns: tuple[str, ...] = ()) -> Path:
+    """Replace `path` with a CSV of `rows` (columns: `columns`, then every other key in order
+    of first use; a table without rows still has its header)."""
     import csv
 
-    keys: list[str] = []
+    keys: list[str] = list(columns)
     for row in rows:
         keys += [k for k in row if k not in keys]
     with atomic_output(path, newline="") as fh:

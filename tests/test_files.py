@@ -99,3 +99,17 @@ def test_orphan_temporaries_of_dead_local_writers_are_swept(tmp_path):
     assert sweep_orphans(target) == [tmp_path / names["dead"]]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         v for k, v in names.items() if k != "dead")
+
+
+def test_a_csv_without_rows_keeps_its_header_and_named_columns_come_first(tmp_path):
+    """A FreeCiv game without losses wrote an empty losses.csv, which a table reader refuses."""
+    import pandas as pd
+
+    from nlmcs.experiments.freeciv_report import LOSS_COLUMNS
+    from nlmcs.files import write_csv_rows
+
+    empty = write_csv_rows(tmp_path / "losses.csv", [], LOSS_COLUMNS)
+    assert empty.read_text().strip() == "turn,unit,type,server_said"
+    assert pd.read_csv(empty).empty
+    rows = write_csv_rows(tmp_path / "t.csv", [{"b": 1, "extra": 2}], ("a", "b"))
+    assert rows.read_text().splitlines() == ["a,b,extra", ",1,2"]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from nlmcs.experiments.freeciv_report import Ledger, player_row
+from nlmcs.experiments.freeciv_report import LOSS_COLUMNS, Ledger, player_row
 from nlmcs.experiments.play import game_record, log_line, manual_label
 from nlmcs.experiments.relevance.log import END
 from nlmcs.files import AtomicFile, write_atomic, write_csv_rows
@@ -306,7 +306,7 @@ def write_results(game: FreeCivGame, out: Path) -> None:
     write_csv_rows(out / "gaps.csv", gap_table(game.turns))
     write_csv_rows(out / "players.csv", game.players)
     write_csv_rows(out / "orders.csv", [o.row() for o in game.ledger.orders])
-    write_csv_rows(out / "losses.csv", game.ledger.losses)
+    write_csv_rows(out / "losses.csv", game.ledger.losses, LOSS_COLUMNS)
     plot_players(game.players, out / "players.png")
     r = game.result
     last = {row["player"]: row for row in game.players}  # each player's last turn

@@ -206,6 +206,10 @@ def judge(order: Order, view: View) -> str:
     return "carried out"
 
 
+LOSS_COLUMNS = ("turn", "unit", "type", "server_said")
+"""A row of `Ledger.losses` (losses.csv)."""
+
+
 @dataclass
 class Ledger:
     """The orders of a game and the units it lost."""
