@@ -52,6 +52,17 @@ def action_key(kind: str, arg: int | str | None) -> str:
     return f"{kind}:{arg}" if isinstance(arg, str) else kind
 
 
+NO_WINNER = -1
+"""The games table's winner of a drawn game (the column is an integer)."""
+
+
+def stored_winner(value) -> int | None:
+    """A games table's winner as a game's result (None for a draw; older tables null or NaN)."""
+    if value is None or value != value or int(value) == NO_WINNER:
+        return None
+    return int(value)
+
+
 def player_result(winner: int | None, player: int) -> float:
     if winner is None:
         return 0.5
@@ -86,7 +97,7 @@ def mine_game(record: GameRecord) -> Mined:
         "ruleset_sha256": str(header.get("ruleset_sha256", "")), "seed": int(header["seed"]),
         "config": json.dumps(header.get("config", {})), "players": json.dumps(header["players"]),
         "turns": int(result.get("turns", 0)),
-        "winner": -1 if winner is None else int(winner),
+        "winner": NO_WINNER if winner is None else int(winner),
         "scores": json.dumps(result.get("scores", [])), "decisions": len(rows),
         "source": str(record.path),
         "chance": str(header.get("chance", "")),  # "": the log names no rule (the legacy one)

@@ -159,6 +159,7 @@ def replay_corpus(corpus, encoder: Encoder, *, games: int | None = None,
                   on_game: Callable[[int, int], None] | None = None
                   ) -> tuple[Samples, ReplayReport]:
     """Positions of a stored corpus's games, replayed and checked move by move (module doc)."""
+    from corpus.mine import stored_winner
     from nlmcs.games.registry import game_entry
     from nlmcs.games.runner import GameHook, play_game
     from nlmcs.seeds import CHANCE_RULES, chance_rng, stored_rule
@@ -205,8 +206,7 @@ def replay_corpus(corpus, encoder: Encoder, *, games: int | None = None,
                                    stored["action_kind"], stored["action_arg"], strict=True))
             if recorded != hook.moves:
                 why = "moves differ from the record"
-            elif result.winner != (None if row["winner"] is None or row["winner"] != row["winner"]
-                                   else int(row["winner"])):
+            elif result.winner != stored_winner(row["winner"]):
                 why = "winner differs from the record"
         if why is not None:
             report.skipped[why] = report.skipped.get(why, 0) + 1

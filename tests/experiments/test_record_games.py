@@ -126,3 +126,24 @@ def test_games_of_the_howto_player_are_recorded_and_replay_for_cloning(tmp_path)
     samples, report = replay_corpus(stored, Encoder(layout_for(game)))
     assert report.replayed == 1 and not report.skipped
     assert len(samples) == 16  # 8 turns x 2 players, howto's moves among them
+
+
+def test_a_drawn_game_replays_for_cloning_with_its_half_value(tmp_path):
+    """The games table stores a draw as winner -1, which the replay read as player -1 and
+    skipped every drawn game ("winner differs from the record")."""
+    from corpus.mine import NO_WINNER
+    from corpus.store import ingest, load_corpus
+    from nlmcs.games import make_game
+    from nlmcs.net.features import Encoder, layout_for
+    from nlmcs.net.samples import replay_corpus
+
+    config = RecordConfig(**{**CONFIG.__dict__, "games": 1, "max_turns": 2,
+                             "players": ("builtin", "builtin")})
+    ingest(record_games(out_dir=tmp_path / "logs", config=config), name="d",
+           root=tmp_path / "store")
+    stored = load_corpus("d", root=tmp_path / "store")
+    assert stored.games["winner"].tolist() == [NO_WINNER]  # two turns: equal scores
+    samples, report = replay_corpus(stored, Encoder(layout_for(make_game(
+        "civ", preset="tiny", max_turns=2))))
+    assert report.replayed == 1 and not report.skipped
+    assert set(samples.value.tolist()) == {0.5}
