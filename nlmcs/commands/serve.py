@@ -108,12 +108,13 @@ def _check_ready(config) -> None:
     """What every game will need, found before the server starts (not a 500 at each new game):
     the manual the advice reads, and a search opponent with its manual, corpus or network."""
     from nlmcs.games import make_game
+    from nlmcs.games.base import SCRIPTED_PLAYERS
     from nlmcs.model.manuals import resolve_manual
     from nlmcs.serve.config import GAME
-    from nlmcs.serve.opponents import SCRIPTED, close_opponent, make_opponent
+    from nlmcs.serve.opponents import close_opponent, make_opponent
 
     resolve_manual(config.manual)
-    if config.opponent.split(":", 1)[0] not in SCRIPTED:
+    if config.opponent.split(":", 1)[0] not in SCRIPTED_PLAYERS:
         opponent = make_opponent(make_game(GAME), config.opponent, seed=0, rollouts=1, depth=1,
                                  manual=config.manual)
         close_opponent(opponent)

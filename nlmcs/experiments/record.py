@@ -30,7 +30,6 @@ from nlmcs.seeds import LEGACY_CHANCE, game_seed, stored_rule
 log = logging.getLogger(__name__)
 
 
-
 @dataclass(frozen=True)
 class RecordConfig:
     """What to play."""
@@ -39,8 +38,7 @@ class RecordConfig:
     """Games to record."""
     players: tuple[str, ...] = ("builtin", "builtin")
     """A player spec per seat: "builtin[:easy|normal|hard]", "howto", "random", "greedy", or
-    "search"
-    (played by the search method `method` at `rollouts` roll-outs per step)."""
+    "search" (played by the search method `method` at `rollouts` roll-outs per step)."""
     method: str | None = None
     """The search method of a "search" player."""
     rollouts: int = option(50, low=1)

@@ -8,8 +8,7 @@ small budget, since the player waits for it at every turn. The recorded name of 
 from __future__ import annotations
 
 from nlmcs.errors import UserInputError
-from nlmcs.games.base import SCRIPTED_PLAYERS as SCRIPTED
-from nlmcs.games.base import Game, Policy
+from nlmcs.games.base import SCRIPTED_PLAYERS, Game, Policy
 
 
 def check_opponent(spec: str) -> None:
@@ -17,7 +16,7 @@ def check_opponent(spec: str) -> None:
     from nlmcs.methods import METHODS
 
     head = str(spec).split(":", 1)[0]
-    if head in SCRIPTED:
+    if head in SCRIPTED_PLAYERS:
         from nlmcs.games import make_game
         from nlmcs.serve.config import GAME
 
@@ -35,7 +34,7 @@ def make_opponent(game: Game, spec: str, *, seed: int, rollouts: int, depth: int
     if spec.startswith("search:"):
         spec = spec.removeprefix("search:")
     check_opponent(spec)
-    if spec.split(":", 1)[0] in SCRIPTED:
+    if spec.split(":", 1)[0] in SCRIPTED_PLAYERS:
         return game.policy(spec)
     from nlmcs.methods import make_planner
     from nlmcs.search.config import SearchConfig
