@@ -121,6 +121,11 @@ class State(abc.ABC):
         once for all of them)."""
         return [tuple(self.action_labels(agent, a)) for a in actions]
 
+    def goal_labels(self, agent: AgentId, actions: Sequence[Action]) -> list[tuple[str, ...]]:
+        """Per candidate of one agent, the words of the goal it steps towards (`Game.goal_words`
+        lists them), () for none; a game without goals gives () for every candidate."""
+        return [()] * len(actions)
+
     def action_type(self, action: Action) -> str:
         return action.kind
 
@@ -186,6 +191,11 @@ class Game(abc.ABC):
         """Every label the game's states can give, by kind ("agent", "state", "action"), or
         None when the game does not list them (the text reader then knows no vocabulary)."""
         return None
+
+    def goal_words(self) -> tuple[str, ...]:
+        """Every word `State.goal_labels` can give, in its order; () for a game without goals
+        (a network that reads goals cannot play it)."""
+        return ()
 
     def compiled_players(self, state: State, policies: Sequence[Policy | str],
                          first: int = -1) -> CompiledPlayers | None:

@@ -32,9 +32,10 @@ class Checkpoint:
     """How it was made: corpus, generations, seeds, losses (free-form, JSON values)."""
 
     @classmethod
-    def fresh(cls, game: Game, config: NetConfig | None = None, seed: int = 0) -> Checkpoint:
+    def fresh(cls, game: Game, config: NetConfig | None = None, seed: int = 0, *,
+              goal_words: bool = False) -> Checkpoint:
         config = config or NetConfig()
-        layout = layout_for(game)
+        layout = layout_for(game, goal_words)
         torch.manual_seed(seed)
         net = PolicyValueNet(len(layout.state_features), len(layout.tokens), config)
         return cls(net=net, layout=layout, training={"init_seed": seed})
@@ -113,7 +114,10 @@ def _plain(value):
 
 
 def check_fits(layout: Layout, game: Game, where: str | Path) -> None:
-    here = layout_for(game)
+    if layout.goal_words and not game.goal_words():
+        raise UserInputError(f"{where}: this network reads goal words, which game "
+                             f"{game.name!r} does not give")
+    here = layout_for(game, layout.goal_words)
     key = layout.mismatch(here)
     if key is not None:
         mine, theirs = getattr(layout, key), getattr(here, key)

@@ -39,10 +39,16 @@ class Layout:
     """Most tokens kept per agent (agent words, then situation words)."""
     action_width: int = 8
     """Most tokens kept per candidate action (its kind, then its words)."""
+    goal_words: bool = False
+    """Whether a candidate's words end with its goal words (`State.goal_labels`), which the
+    action vocabulary then lists too."""
 
     def to_dict(self) -> dict:
-        return {**asdict(self), "state_features": list(self.state_features),
-                "tokens": list(self.tokens)}
+        out = {**asdict(self), "state_features": list(self.state_features),
+               "tokens": list(self.tokens)}
+        if not self.goal_words:
+            del out["goal_words"]  # a layout without goals is written as before they existed
+        return out
 
     @classmethod
     def from_dict(cls, data: dict) -> Layout:
@@ -51,8 +57,8 @@ class Layout:
 
     def mismatch(self, other: Layout) -> str | None:
         """What differs between two layouts (the first field), or None when they match."""
-        for key in ("game", "ruleset", "ruleset_sha256", "state_features", "tokens",
-                    "agent_width", "action_width"):
+        for key in ("game", "ruleset", "ruleset_sha256", "goal_words", "state_features",
+                    "tokens", "agent_width", "action_width"):
             if getattr(self, key) != getattr(other, key):
                 return key
         return None
@@ -64,12 +70,18 @@ def game_identity(game: Game) -> tuple[str, str | None, str | None]:
     return game.name, getattr(ruleset, "name", None), sha[:16] if sha else None
 
 
-def layout_for(game: Game) -> Layout:
-    """The layout of `game`; a game that does not list its words cannot be read by the net."""
+def layout_for(game: Game, goal_words: bool = False) -> Layout:
+    """The layout of `game`, with its goal words (`Game.goal_words`) when `goal_words`; a game
+    that does not list its words cannot be read by the net."""
     vocabulary = game.label_vocabulary()
     if not vocabulary:
         raise UserInputError(f"game {game.name!r} does not list its label vocabulary, which "
                              "the policy/value network needs")
+    if goal_words:
+        goals = game.goal_words()
+        if not goals:
+            raise UserInputError(f"game {game.name!r} gives no goal words (--goal-words)")
+        vocabulary = {**vocabulary, "action": frozenset((*vocabulary.get("action", ()), *goals))}
     from nlmcs.games.registry import action_kinds
 
     kinds = action_kinds(game.name) or ()
@@ -80,7 +92,8 @@ def layout_for(game: Game) -> Layout:
         tokens += [f"{space}:?", *(f"{space}:{w}" for w in sorted(words))]
     name, ruleset, sha = game_identity(game)
     return Layout(game=name, ruleset=ruleset, ruleset_sha256=sha,
-                  state_features=tuple(game.state_feature_names()), tokens=tuple(tokens))
+                  state_features=tuple(game.state_feature_names()), tokens=tuple(tokens),
+                  goal_words=goal_words)
 
 
 @dataclass
@@ -142,7 +155,11 @@ class Encoder:
         for i, (agent, actions) in enumerate(agent_actions):
             agent_rows.append(self.agent_row(state.agent_labels(agent),
                                              state.state_labels(agent)))
-            for action, words in zip(actions, state.actions_labels(agent, actions), strict=True):
+            words_of = state.actions_labels(agent, actions)
+            if self.layout.goal_words:
+                words_of = [(*words, *goals) for words, goals
+                            in zip(words_of, state.goal_labels(agent, actions), strict=True)]
+            for action, words in zip(actions, words_of, strict=True):
                 cand_rows.append(self.action_row(state.action_type(action), words))
                 cand_agent.append(i)
         width_a, width_c = self.layout.agent_width, self.layout.action_width

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from nlmcs.fields import check_fields, option, without_later
 
 LATER_FIELDS = {"init": None, "full_share": 1.0, "cheap_rollouts": 8, "previous_games": None,
-                "forced_k": 0.0}
+                "forced_k": 0.0, "goal_words": False}
 """Fields added after runs were recorded, with the default that trains as before."""
 
 
@@ -68,6 +68,9 @@ class TrainSpec:
     """AdamW's weight decay."""
     hidden: int = option(64, low=1)
     """Width of the network's hidden layers (a new run only)."""
+    goal_words: bool = False
+    """A new network reads each move's goal words too (`Layout.goal_words`: the step the
+    built-in AI would take towards a city site, a job, the front, home or the rally point)."""
     eval_games: int = option(40, low=0)
     """Judging games per generation, against the built-in AI and against the previous one."""
     eval_opponent: str = "builtin:normal"

@@ -163,10 +163,15 @@ def _train(spec: TrainSpec, out: Path, *, executor: Executor | None, device: str
         started = time.perf_counter()
         if spec.init is not None:  # a curriculum: an earlier network, judged on these games
             checkpoint = load(spec.init, game)
+            if checkpoint.layout.goal_words != spec.goal_words:
+                raise UserInputError(f"{spec.init}: this network reads "
+                                     f"{'' if checkpoint.layout.goal_words else 'no '}goal "
+                                     f"words; the run's --goal-words is {spec.goal_words}")
             row = {"generation": 0, "stage": "initial", "init": str(spec.init),
                    "init_sha256": sha256_file(spec.init)}
         else:
-            checkpoint = Checkpoint.fresh(game, NetConfig(hidden=spec.hidden), seed=spec.seed)
+            checkpoint = Checkpoint.fresh(game, NetConfig(hidden=spec.hidden), seed=spec.seed,
+                                          goal_words=spec.goal_words)
             clone = bool(spec.corpus and spec.bc_epochs)
             row = {"generation": 0, "stage": "behaviour cloning" if clone else "untrained"}
             if clone:

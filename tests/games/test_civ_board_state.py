@@ -28,6 +28,7 @@ def _difference(s, b, player: int) -> str | None:
                 ("agent labels", s.agent_labels(agent), b.agent_labels(agent)),
                 ("state labels", s.state_labels(agent), b.state_labels(agent)),
                 ("action labels", s.actions_labels(agent, w), b.actions_labels(agent, g)),
+                ("goal labels", s.goal_labels(agent, w), b.goal_labels(agent, g)),
                 ("candidate labels", s.candidate_labels(agent, w),
                  b.candidate_labels(agent, g)),
                 ("one action's labels", [s.action_labels(agent, x) for x in w],

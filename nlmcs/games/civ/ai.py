@@ -179,6 +179,90 @@ def spacing_blocked(s) -> frozenset[int]:
     return hit
 
 
+def enemy_within(enemy_xy, w: int, tile: int, radius: int) -> bool:
+    """Whether one of the `(x, y)` in `enemy_xy` stands within `radius` tiles (Chebyshev) of
+    `tile`."""
+    x, y = tile % w, tile // w
+    return any(-radius <= ex - x <= radius and -radius <= ey - y <= radius for ex, ey in enemy_xy)
+
+
+def closer_step(s, tile: int, target: int, steps):
+    """Of `steps`, `(choice, neighbour tile of tile)` pairs, the choice whose tile is closest to
+    `target` over land, then by straight-line distance (the first on a tie); None when none gets
+    closer than `tile`."""
+    w = s.map.width
+    dist = land_distances(s, target)
+    best, best_key = None, None
+    here = dist[tile]
+    for choice, nt in steps:
+        d = dist[nt]
+        if d >= here:
+            continue
+        dx, dy = nt % w - target % w, nt // w - target // w
+        key = (d, dx * dx + dy * dy)
+        if best_key is None or key < best_key:
+            best, best_key = choice, key
+    return best
+
+
+def free_site(s, tile: int, owner: int, blocked, near, claimed=(), sacred: int = -1) -> int | None:
+    """Where a settler at `tile` heads: the best-scoring site of `nearby_sites` that is neither
+    `blocked` nor `claimed`, has no enemy within two tiles (`near(t, 2)`) and no foreign unit on
+    it; None when there is none."""
+    for t, _ in nearby_sites(s, tile, sacred):
+        if (t not in blocked and t not in claimed and not near(t, 2)
+                and s.owner_at(t) in (-1, owner)):
+            return t
+    return None
+
+
+def tile_job(s, t: int) -> Action | None:
+    """The improvement a worker makes on tile `t`: a mine on hills, irrigation on flat land, a
+    road where it adds trade; None when the tile has all it can use."""
+    ter = s.tables.ruleset.terrains[s.map.terr[t]]
+    imp = s.improvements[t]
+    if ter.mining_shield >= 2 and not imp & MINE and legal.can_mine(s, t):
+        return legal.MINE_ACTION
+    if ter.irrigation_food and ter.mining_shield < 2 and not imp & IRRIGATION and (
+        legal.can_irrigate(s, t)
+    ):
+        return legal.IRRIGATE
+    if ter.road_trade and not imp & ROAD and legal.can_build_road(s, t):
+        return legal.BUILD_ROAD
+    return None
+
+
+def job_target(s, tile: int, owner: int, cities, job_at, claimed=()) -> int | None:
+    """Where a worker at `tile` heads: the nearest tile over land, worked by one of `cities`
+    (not the city centre), with a job left (`job_at(t)`), not `claimed` and with no foreign
+    unit on it (the first on a tie); None when there is none."""
+    best, best_d = None, None
+    reach = land_distances(s, tile)
+    for c in cities:
+        for t in c.worked[1:]:
+            if t in claimed or reach[t] >= UNREACHABLE or job_at(t) is None:
+                continue
+            if s.owner_at(t) not in (-1, owner):
+                continue
+            d = reach[t]
+            if best_d is None or d < best_d:
+                best, best_d = t, d
+    return best
+
+
+def nearest(reach: list[int], tiles) -> int:
+    """The tile of `tiles` fewest steps away in `reach` (the lower tile on a tie)."""
+    return min(tiles, key=lambda t: (reach[t], t))
+
+
+def rally_tile(w: int, own_tiles, enemy_tiles) -> int:
+    """Where idle field units gather: the own city tile nearest an enemy city (Chebyshev; the
+    first on a tie), the first own city when no enemy city is known."""
+    if not enemy_tiles:
+        return own_tiles[0]
+    return min(own_tiles, key=lambda t: min(_dist(w, t, e) for e in enemy_tiles))
+
+
 class BuiltinAI:
     """`joint_action` gives every agent of `player` one rule-based action.
 
@@ -275,14 +359,7 @@ class _Turn:
         key = (tile, radius)
         hit = self._near.get(key)
         if hit is None:
-            w = self.w
-            x, y = tile % w, tile // w
-            hit = False
-            for ex, ey in self.enemy_xy:
-                if -radius <= ex - x <= radius and -radius <= ey - y <= radius:
-                    hit = True
-                    break
-            self._near[key] = hit
+            hit = self._near[key] = enemy_within(self.enemy_xy, self.w, tile, radius)
         return hit
 
     def site_available(self, tile: int) -> bool:
@@ -372,22 +449,9 @@ class _Turn:
 
     def step_towards(self, u, target: int, options: list[Action]) -> Action | None:
         """The legal move that gets closest to `target` over land; None if none gets closer."""
-        w = self.w
-        dist = land_distances(self.s, target)
-        best, best_key = None, None
-        here = dist[u.tile]
-        for a in options:
-            if a.kind != "move":
-                continue
-            nt = self.s.map.neighbors[u.tile][a.arg]
-            d = dist[nt]
-            if d >= here:
-                continue
-            dx, dy = nt % w - target % w, nt // w - target // w
-            key = (d, dx * dx + dy * dy)
-            if best_key is None or key < best_key:
-                best, best_key = a, key
-        return best
+        nbrs = self.s.map.neighbors[u.tile]
+        return closer_step(self.s, u.tile, target,
+                           ((a, nbrs[a.arg]) for a in options if a.kind == "move"))
 
     def settle(self, u, options: list[Action]) -> Action | None:
         s = self.s
@@ -408,11 +472,7 @@ class _Turn:
                 self.claimed.add(u.tile)
                 return legal.BUILD_CITY
         # The best-scoring free site not near an enemy (the first in site order on a tie).
-        best = None
-        for t, _ in nearby_sites(s, u.tile, self.sacred):
-            if free(t) and not self.enemy_near(t, 2) and s.owner_at(t) in (-1, u.owner):
-                best = t
-                break
+        best = free_site(s, u.tile, u.owner, blocked, self.enemy_near, self.claimed, self.sacred)
         if best is None:
             return None
         self.claimed.add(best)
@@ -446,17 +506,7 @@ class _Turn:
         if job is not None and job in options and u.tile not in self.claimed:
             self.claimed.add(u.tile)
             return job
-        best, best_d = None, None
-        reach = land_distances(s, u.tile)
-        for c in self.own_cities:
-            for t in c.worked[1:]:
-                if t in self.claimed or reach[t] >= UNREACHABLE or self.job_at(t) is None:
-                    continue
-                if s.owner_at(t) not in (-1, u.owner):
-                    continue
-                d = reach[t]
-                if best_d is None or d < best_d:
-                    best, best_d = t, d
+        best = job_target(s, u.tile, u.owner, self.own_cities, self.job_at, self.claimed)
         if best is None:
             return legal.WAIT
         self.claimed.add(best)
@@ -465,22 +515,8 @@ class _Turn:
     def job_at(self, t: int) -> Action | None:
         hit = self._jobs.get(t, False)
         if hit is False:
-            hit = self._jobs[t] = self._job(t)
+            hit = self._jobs[t] = tile_job(self.s, t)
         return hit
-
-    def _job(self, t: int) -> Action | None:
-        s = self.s
-        ter = self.T.ruleset.terrains[s.map.terr[t]]
-        imp = s.improvements[t]
-        if ter.mining_shield >= 2 and not imp & MINE and legal.can_mine(s, t):
-            return legal.MINE_ACTION
-        if ter.irrigation_food and ter.mining_shield < 2 and not imp & IRRIGATION and (
-            legal.can_irrigate(s, t)
-        ):
-            return legal.IRRIGATE
-        if ter.road_trade and not imp & ROAD and legal.can_build_road(s, t):
-            return legal.BUILD_ROAD
-        return None
 
     def fight(self, u, options: list[Action]) -> Action:
         s, w = self.s, self.w
@@ -519,7 +555,7 @@ class _Turn:
                 self._targets = ([c.tile for c in self.enemy_cities]
                                  or [e.tile for e in self.enemy_units])
             reach = land_distances(s, u.tile)
-            target = min(self._targets, key=lambda t: (reach[t], t))
+            target = nearest(reach, self._targets)
             if reach[target] < UNREACHABLE:
                 return self.step_towards(u, target, options) or stay
         if u.activity in (FORTIFIED, FORTIFYING):
@@ -534,12 +570,8 @@ class _Turn:
         """Where idle field units gather: the own city nearest an enemy city (the first city
         when no enemy city is known)."""
         if self._rally is None:
-            w = self.w
-            rally = self.own_cities[0].tile
-            if self.enemy_cities:
-                rally = min((c.tile for c in self.own_cities),
-                            key=lambda t: min(_dist(w, t, e.tile) for e in self.enemy_cities))
-            self._rally = rally
+            self._rally = rally_tile(self.w, [c.tile for c in self.own_cities],
+                                     [c.tile for c in self.enemy_cities])
         return self._rally
 
 

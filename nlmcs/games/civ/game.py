@@ -140,6 +140,11 @@ class CivGame(Game):
 
         return vocabulary(self.tables)
 
+    def goal_words(self) -> tuple[str, ...]:
+        from nlmcs.games.civ.labels import GOAL_WORDS
+
+        return GOAL_WORDS
+
     def compiled_players(self, state, policies, first: int = -1):
         """The compiled engine (`compiled.play.Engine`) when every player is a random player,
         the built-in AI (no subclass: one could move differently) or `UNIFORM_ROLLOUT`, and the

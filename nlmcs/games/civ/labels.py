@@ -10,7 +10,7 @@ Labels that depend only on the terrain are cached on the game (the map is shared
 from __future__ import annotations
 
 from nlmcs.games.base import Action
-from nlmcs.games.civ import combat
+from nlmcs.games.civ import ai, combat
 from nlmcs.games.civ.legal import agent_key
 from nlmcs.games.civ.tables import DIRECTIONS, FORTIFIED, IMPROVEMENT_BITS
 
@@ -229,6 +229,60 @@ def _step_labels(s, u, kind: str, d) -> tuple[str, ...]:
     if nt in s.city_at:
         words.append("city")
     return tuple(words)
+
+
+GOAL_WORDS = ("site", "job", "front", "home", "rally")
+"""What a unit's goals are called (`goal_targets`), in the order `goal_labels` gives them."""
+
+
+def goal_targets(s, u) -> tuple[tuple[str, int], ...]:
+    """`(word, tile)` of where unit `u` would head by the built-in AI's own rules: a founder to
+    the best free city site ("site", `ai.free_site`), a worker to the nearest worked tile with a
+    job left ("job", `ai.job_target`), a military unit to the nearest enemy city ("front"), its
+    nearest own city ("home") and the rally point ("rally", `ai.rally_tile`). Only the board
+    counts: no claims of the turn, no sacred terrain (a manual states that rule)."""
+    T, w = s.tables, s.map.width
+    if T.unit_cities[u.kind]:
+        enemy_xy = [(e.tile % w, e.tile // w) for e in s.units.values() if e.owner != u.owner]
+        site = ai.free_site(s, u.tile, u.owner, ai.spacing_blocked(s),
+                            lambda t, r: ai.enemy_within(enemy_xy, w, t, r))
+        return () if site is None else (("site", site),)
+    if T.unit_settlers[u.kind]:
+        own = [c for c in s.cities.values() if c.owner == u.owner]
+        job = ai.job_target(s, u.tile, u.owner, own, lambda t: ai.tile_job(s, t))
+        return () if job is None else (("job", job),)
+    if not T.unit_military[u.kind]:
+        return ()
+    reach = ai.land_distances(s, u.tile)
+    enemy = [c.tile for c in s.cities.values() if c.owner != u.owner]
+    own = [c.tile for c in s.cities.values() if c.owner == u.owner]
+    out = []
+    if enemy:
+        out.append(("front", ai.nearest(reach, enemy)))
+    if own:
+        out.append(("home", ai.nearest(reach, own)))
+        out.append(("rally", ai.rally_tile(w, own, enemy)))
+    return tuple(out)
+
+
+def goal_labels(s, agent: str, actions) -> list[tuple[str, ...]]:
+    """Per candidate of `agent`: for the move that is its unit's step towards a goal (the step
+    `ai.closer_step` takes among all eight neighbours), that goal's words; () for every other
+    candidate. The policy network reads them beside `actions_labels` (`Layout.goal_words`): a
+    move's own words say only where it leads, not what it is for."""
+    moves = [a.kind == "move" and isinstance(a.arg, int) and 0 <= a.arg < 8 for a in actions]
+    u = _unit(s, agent) if any(moves) else None
+    if u is None:
+        return [()] * len(actions)
+    nbrs = s.map.neighbors[u.tile]
+    around = [(t, t) for t in nbrs if t >= 0]
+    steps: dict[int, list[str]] = {}
+    for word, target in goal_targets(s, u):
+        t = ai.closer_step(s, u.tile, target, around)
+        if t is not None:
+            steps.setdefault(t, []).append(word)
+    return [tuple(steps.get(nbrs[a.arg], ())) if move else ()
+            for a, move in zip(actions, moves, strict=True)]
 
 
 STATE_WORDS = ("river", "coast", "city", "capital", "enemy", "friendly", "fortified", "veteran",

@@ -133,6 +133,9 @@ class CivState(State):
     def actions_labels(self, agent: AgentId, actions) -> list[tuple[str, ...]]:
         return labels.actions_labels(self, agent, actions)
 
+    def goal_labels(self, agent: AgentId, actions) -> list[tuple[str, ...]]:
+        return labels.goal_labels(self, agent, actions)
+
     def state_vector(self, player: int) -> np.ndarray:
         return features.state_vector(self, player, self.game.state_features)
 

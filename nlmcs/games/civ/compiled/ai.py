@@ -281,7 +281,7 @@ def _step_or(NB, DIST, w, tile, target, opts, n, default):
 
 @njit(cache=True)
 def _job_at(T, NB, TI, AT, t):
-    """`_Turn._job`: a mine on hills, irrigation on flat land, a road where it adds trade."""
+    """`ai.tile_job`: a mine on hills, irrigation on flat land, a road where it adds trade."""
     terr, imp = TI[t, TI_TERR], T[t, T_IMP]
     if AT[terr, AT_MINING] >= 2 and not imp & MINE and can_work(t, codes.MINE, T, NB, TI):
         return codes.MINE

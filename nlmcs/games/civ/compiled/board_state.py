@@ -217,6 +217,11 @@ class BoardState(State):
             return ref_labels.actions_labels(self.unpacked(), agent, actions)
         return found[0].action_labels(found[1], actions)
 
+    def goal_labels(self, agent: AgentId, actions) -> list[tuple[str, ...]]:
+        """The reference's goal words, read off this turn's reference state (no compiled
+        version yet: only a network laid out with goal words asks)."""
+        return ref_labels.goal_labels(self.unpacked(), agent, actions)
+
     def candidate_labels(self, agent: AgentId, actions) -> list[tuple]:
         found = self._find(agent)
         if found is None:
