@@ -43,27 +43,6 @@ class Store(Protocol):
     def keep(self, job, result) -> None: ...
 
 
-class Collected:
-    """A store that keeps the results in memory: for games that are not stored (judging a
-    network: a re-run plays them again). `results(key)`: in the jobs' `key` order, however
-    they ended."""
-
-    noun = "results"
-    where = "memory only (a re-run plays them again)"
-
-    def __init__(self, describe: Callable[[object], str] = str):
-        self.describe = describe
-        self.stored = 0
-        self.pairs: list[tuple[object, object]] = []
-
-    def keep(self, job, result) -> None:
-        self.pairs.append((job, result))
-        self.stored += 1
-
-    def results(self, key: Callable) -> list:
-        return [result for _, result in sorted(self.pairs, key=lambda pair: key(pair[0]))]
-
-
 _END = object()
 
 

@@ -12,7 +12,7 @@ from concurrent.futures.process import BrokenProcessPool
 import pytest
 
 from nlmcs.errors import UserInputError, WorkerExited
-from nlmcs.jobs import Collected, WorkerLost, run_jobs
+from nlmcs.jobs import WorkerLost, run_jobs
 from nlmcs.runs import (
     JsonLinesStore,
     append_row,
@@ -96,12 +96,20 @@ def test_a_bad_result_is_never_stored(tmp_path):
     assert not (tmp_path / "r.jsonl").exists()
 
 
-def test_collected_results_come_back_in_job_order():
+def test_each_result_is_kept_as_its_job_ends_not_in_job_order():
     kept_1 = threading.Event()
 
-    class Store(Collected):
+    class Store:
+        noun, where, stored = "results", "memory", 0
+
+        def __init__(self):
+            self.pairs = []
+
+        def describe(self, job):
+            return str(job)
+
         def keep(self, job, result):
-            super().keep(job, result)
+            self.pairs.append((job, result))
             kept_1.set()
 
     def first_ends_last(job: int) -> int:
@@ -112,8 +120,7 @@ def test_collected_results_come_back_in_job_order():
     store = Store()
     with ThreadPoolExecutor(2) as pool:
         run_jobs(range(2), first_ends_last, store, pool, max_in_flight=None)
-    assert [r for _, r in store.pairs] == [10, 0]
-    assert store.results(key=lambda job: job) == [0, 10]
+    assert store.pairs == [(1, 10), (0, 0)]
 
 
 def test_the_tail_repair_drops_a_cut_line_once_and_nothing_else(tmp_path, caplog):

@@ -27,13 +27,23 @@ from scipy.stats import binomtest
 
 from nlmcs.errors import UserInputError
 from nlmcs.files import atomic_output, sha256_file, write_atomic, write_csv_rows
-from nlmcs.jobs import Collected, run_jobs
+from nlmcs.jobs import run_jobs
 from nlmcs.net.checkpoint import Checkpoint, load, save
 from nlmcs.net.model import NetConfig, agent_log_softmax, tensors
 from nlmcs.net.samples import Samples, concat, load_samples
 from nlmcs.net.selfplay import NetGameJob, match_game, selfplay_game
 from nlmcs.net.spec import TrainSpec, eval_seeds, previous_seeds, stage_name
-from nlmcs.runs import FileStore, code_state, locked, now, read_run, write_run
+from nlmcs.runs import (
+    FileStore,
+    JsonLinesStore,
+    code_state,
+    locked,
+    now,
+    read_results,
+    read_run,
+    repair_tail,
+    write_run,
+)
 from nlmcs.seeds import game_seed
 
 RUN_FORMAT = "nlmcs-net-run/1"
@@ -318,16 +328,37 @@ def _indexed_selfplay(job):
 
 
 def _indexed_match(job):
-    return match_game(job[1])
+    index, game_job, sha = job
+    return {"index": index, "net_sha256": sha, **match_game(game_job)}
 
 
-def _judge(spec: TrainSpec, net: Path, opponent: str, executor, seeds: list[int]) -> dict:
+def _judge(spec: TrainSpec, net: Path, opponent: str, executor, seeds: list[int], log,
+           record: Path) -> dict:
+    """Play the judging games of `net` against `opponent`, each appended to `record` as it ends
+    (with the network's sha256, so rows of another network are never read): a killed run
+    resumes its judging, and the stage's games stay a table a user can pair."""
     if not seeds:
         return {}
-    jobs = list(enumerate(_game_job(spec, net, opponent, s, selfplay=False) for s in seeds))
-    store = Collected(describe=lambda job: f"judging game {job[0]} against {opponent}")
+    sha = sha256_file(net)
+    repair_tail(record)
+    done = {row["index"]: row for row in read_results(record).rows
+            if row.get("net_sha256") == sha and row.get("opponent") == opponent
+            and row.get("index") in range(len(seeds)) and row.get("seed") == seeds[row["index"]]}
+    jobs = [(i, _game_job(spec, net, opponent, s, selfplay=False), sha)
+            for i, s in enumerate(seeds) if i not in done]
+    if done:
+        log(f"  {len(done)} of {len(seeds)} judging games against {opponent} kept")
+    step = max(1, len(seeds) // 10)
+
+    def kept(row: dict) -> None:
+        done[row["index"]] = row
+        if len(done) % step == 0 or len(done) == len(seeds):
+            log(f"  judged {len(done)}/{len(seeds)} games against {opponent}")
+
+    store = JsonLinesStore(record, stored=len(done), on_row=kept, noun="judging games",
+                           describe=lambda job: f"judging game {job[0]} against {opponent}")
     run_jobs(jobs, _indexed_match, store, executor, max_in_flight=None)
-    results = store.results(key=lambda job: job[0])  # in seed order, however they ended
+    results = [done[i] for i in range(len(seeds))]  # in seed order, however they ended
     wins = np.array([1.0 if r["winner"] == 0 else 0.5 if r["winner"] is None else 0.0
                      for r in results])
     p = float(wins.mean())
@@ -343,10 +374,12 @@ def _finish_stage(checkpoint, spec, out, generation, row, curve, started, execut
     name = stage_name(generation)
     pending = out / f".{name}.judged.pt"
     save(checkpoint, pending)
-    against = _judge(spec, pending, spec.eval_opponent, executor, eval_seeds(spec))
+    record = out / f"{name}-judging.jsonl"
+    against = _judge(spec, pending, spec.eval_opponent, executor, eval_seeds(spec), log, record)
     row.update({f"vs_builtin_{k}": v for k, v in against.items()})
     if previous is not None:
-        prior = _judge(spec, pending, f"net:{previous}", executor, previous_seeds(spec))
+        prior = _judge(spec, pending, f"net:{previous}", executor, previous_seeds(spec), log,
+                       record)
         row.update({f"vs_previous_{k}": v for k, v in prior.items()})
     row["seconds"] = time.perf_counter() - started
     curve[:] = [r for r in curve if int(r["generation"]) != generation] + [row]

@@ -218,3 +218,36 @@ def test_a_setting_its_games_would_refuse_is_refused_before_any_work(field):
     # a 0 here used to pass the training spec, clone the corpus, then fail at the first game
     with pytest.raises(UserInputError, match=f"{field}=0.0: must be greater than 0"):
         TrainSpec(**{field: 0.0})
+
+
+def test_judging_games_are_kept_as_they_end_and_a_rerun_plays_only_the_missing(tmp_path,
+                                                                              monkeypatch):
+    """A 100-turn judging of 100 games is most of an hour: a killed run keeps the games it
+    judged (rows of the judged network's sha256, so another network's are never read)."""
+    import json
+
+    from nlmcs.files import sha256_file
+    from nlmcs.games import make_game
+    from nlmcs.net import train
+    from nlmcs.net.checkpoint import Checkpoint, save
+    from nlmcs.net.model import NetConfig
+    from nlmcs.net.spec import eval_seeds
+
+    game = make_game("civ", preset="small", max_turns=TINY.max_turns)
+    net = save(Checkpoint.fresh(game, NetConfig(hidden=8)), tmp_path / "a.pt")
+    played, real = [], train.match_game
+    monkeypatch.setattr(train, "match_game", lambda job: played.append(job.seed) or real(job))
+    record, seeds, lines = tmp_path / "gen-000-judging.jsonl", eval_seeds(TINY), []
+    first = train._judge(TINY, net, "builtin:normal", None, seeds, lines.append, record)
+    rows = [json.loads(line) for line in record.read_text().splitlines()]
+    assert sorted(played) == sorted(seeds) and len(rows) == len(seeds) == 2
+    assert {r["net_sha256"] for r in rows} == {sha256_file(net)}
+    record.write_text(record.read_text().splitlines(keepends=True)[0])  # killed before game 2
+    played.clear()
+    again = train._judge(TINY, net, "builtin:normal", None, seeds, lines.append, record)
+    assert played == [rows[1]["seed"]] and again == first
+    assert any("1 of 2 judging games against builtin:normal kept" in line for line in lines)
+    other = save(Checkpoint.fresh(game, NetConfig(hidden=8), seed=9), tmp_path / "b.pt")
+    played.clear()
+    train._judge(TINY, other, "builtin:normal", None, seeds, lines.append, record)
+    assert sorted(played) == sorted(seeds)
