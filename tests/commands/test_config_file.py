@@ -164,6 +164,21 @@ def test_every_stored_run_loads_or_says_which_options_are_gone(path):
         assert spec.to_dict()[section] == kept
 
 
+def test_every_network_a_stored_run_names_is_in_the_repository_with_its_recorded_hash():
+    """A run that names a scratch copy (`/tmp/...`) loads only on the machine that made it."""
+    from nlmcs.files import sha256_file
+
+    named = 0
+    for path in STORED:
+        net = (json.loads(path.read_text())["spec"].get("net") or {})
+        if net.get("net") not in (None, "shipped"):  # "shipped": the network the code ships
+            where = ROOT / net["net"]
+            assert not Path(net["net"]).is_absolute() and where.is_file(), f"{path}: {net['net']}"
+            assert sha256_file(where).startswith(net["sha256"]), path
+            named += 1
+    assert named >= 14
+
+
 def test_the_state_action_preset_is_the_setting_of_the_final_blocks():
     for name in ("final-2929", "final-3939-100x10", "civ-guide-full-games-state-action-fresh-8383"):
         model = json.loads((ROOT / "results/manual-ablation" / name / "run.json").read_text())
