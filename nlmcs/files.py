@@ -364,6 +364,15 @@ def _discard_orphans() -> None:
         orphan.discard()
 
 
+def remove_open_temporaries() -> None:
+    """Unlink every temporary still being written, for a process about to die of a signal
+    (a worker's SIGTERM runs no atexit). Only unlinks: closing a file from a handler that
+    interrupted its own write would fail."""
+    for orphan in list(_OPEN):
+        with contextlib.suppress(OSError):
+            orphan.tmp.unlink()
+
+
 @contextlib.contextmanager
 def atomic_output(path: str | Path, *, binary: bool = False, newline: str | None = None):
     """`with atomic_output(p) as fh:` writes `p` whole when the block ends, or not at all."""

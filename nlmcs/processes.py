@@ -3,8 +3,9 @@
 Every worker process of the project (the in-step roll-out workers of `nlmcs.search.workers`,
 and the game pools here) is set up by `worker_setup`: one BLAS / OpenMP / torch thread
 (parallelism is over processes); Ctrl-C reaches the whole process group, but only the parent
-decides what to keep, so a worker ignores it; SIGTERM kills a worker quietly; and a worker dies
-with its parent, so a `kill -9` of the command leaves none running.
+decides what to keep, so a worker ignores it; SIGTERM kills a worker quietly and takes the
+temporaries it was writing with it (no half-written game log stays hidden in a store); and a
+worker dies with its parent, so a `kill -9` of the command leaves none running.
 
 `local_pool` never outlives the command that started it: leaving its block by an exception stops
 the workers at once instead of waiting for the games in flight; a worker that dies mid-game
@@ -78,12 +79,22 @@ def die_with_parent(parent_pid: int) -> None:
 
 
 def worker_setup(parent_pid: int) -> None:
-    """First thing in a worker process: one thread, Ctrl-C left to the parent, SIGTERM fatal
-    and quiet, death with the parent."""
+    """First thing in a worker process: one thread, Ctrl-C left to the parent, SIGTERM fatal,
+    quiet and tidy, death with the parent."""
     pin_threads()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, _die_of_sigterm)
     die_with_parent(parent_pid)
+
+
+def _die_of_sigterm(signum, frame) -> None:
+    """Remove what this worker was writing, then die of the signal, quietly, as by default.
+    (`nlmcs.files` sits on this layer; a worker that never loaded it has nothing to remove.)"""
+    files = sys.modules.get("nlmcs.files")
+    if files is not None:
+        files.remove_open_temporaries()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
 
 
 def usable_cpus() -> int:

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -81,6 +82,31 @@ def test_a_temporary_nobody_took_is_removed_at_exit(tmp_path):
             "AtomicFile(sys.argv[1]).file.write('orphan')")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "out.json")], check=True)
     assert _leftovers(tmp_path) == [] and not (tmp_path / "out.json").exists()
+
+
+def _writes_and_waits(folder: str) -> None:
+    """Worker: leave a temporary half-written, say so, and wait to be stopped."""
+    out = AtomicFile(os.path.join(folder, "game.jsonl"))
+    out.file.write("half a game")
+    out.file.flush()
+    open(os.path.join(folder, "started"), "w").close()
+    time.sleep(120)
+
+
+def test_a_worker_stopped_by_sigterm_takes_its_temporary_with_it(tmp_path):
+    """A pool stopped mid-game terminates its workers (SIGTERM, as a scheduler's signal to the
+    process group): the log a worker was writing goes with it (CI once found it left)."""
+    from nlmcs.processes import local_pool
+
+    with pytest.raises(Stop), local_pool(1) as pool:
+        job = pool.submit(_writes_and_waits, str(tmp_path))
+        deadline = time.monotonic() + 120
+        while not (tmp_path / "started").exists():
+            assert time.monotonic() < deadline and not job.done(), job
+            time.sleep(0.05)
+        assert len(_leftovers(tmp_path)) == 1  # the temporary, being written
+        raise Stop
+    assert _leftovers(tmp_path) == [] and not (tmp_path / "game.jsonl").exists()
 
 
 def test_orphan_temporaries_of_dead_local_writers_are_swept(tmp_path):
