@@ -85,3 +85,27 @@ def test_the_methods_play(method, capsys):
 
     assert main(["play", "--method", method, "--map", "tiny", "--steps", "2", "--rollouts",
                  "3", "--depth", "2", "--no-progress"]) == 0
+
+
+def test_the_terminal_view_shows_what_the_prior_read(tmp_path, capsys):
+    """`relevance show` on a zero-shot prior's log: its advice and its sentences, as the HTML
+    report shows them, not "no text record"."""
+    import json
+
+    from nlmcs.cli import main
+
+    log = tmp_path / "d.jsonl"
+    assert main(["play", "--method", "uct-meaning", "--map", "tiny", "--steps", "1",
+                 "--rollouts", "3", "--depth", "2", "--no-progress",
+                 "--log-decisions", str(log)]) == 0
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    advised = [r for r in records if r.get("prior_top")]
+    assert advised
+    capsys.readouterr()
+    assert main(["relevance", "show", str(log), "--step", "0", "-k", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "no text record" not in out
+    assert out.count("reader advises: ") == len(advised)
+    first = advised[0]
+    assert " ".join(first["prior_top"][0]["labels"]) in out
+    assert first["prior_sentences"][0]["text"] in out

@@ -114,10 +114,11 @@ def _record_lines(rec: dict, *, k: int, c: dict, colour: bool) -> Iterator[str]:
            f"{rec['agent']} ({who})  chose: {action_words(rec)}{qtext}")
     if rec.get("state_labels") is not None:
         yield f"  state: {', '.join(rec['state_labels']) or '-'}"
+    yield from _prior_lines(rec, k=k)
     if "sentences" not in rec:
         if "latent" in rec:
             yield "  no text: this method's hidden layer is latent states, not sentences"
-        else:
+        elif not rec.get("prior_top"):
             yield "  no text record for this decision"
         return
     entropy = rec.get("relevance_entropy")
@@ -140,6 +141,19 @@ def _record_lines(rec: dict, *, k: int, c: dict, colour: bool) -> Iterator[str]:
         yield "  sampled: NULL (no sentence)"
         return
     yield f"  sampled #{sampled}: {marked_text(rec, colour=colour)}"
+
+
+def _prior_lines(rec: dict, *, k: int) -> Iterator[str]:
+    """A text prior's side of a decision (`uct-meaning`, `uct-text-prior`, ...): the moves it
+    advised most and the sentences it read for them, as the HTML report shows them."""
+    top = rec.get("prior_top")
+    if not top:
+        return
+    yield "  reader advises: " + "; ".join(f"{' '.join(m['labels'])} {m['p']:.2f}" for m in top)
+    null = rec.get("prior_null")
+    yield "  sentences it read" + ("" if null is None else f", NULL (no advice) {null:.3f}")
+    for s in (rec.get("prior_sentences") or ())[:k]:
+        yield f"    {s['relevance']:.4f}  #{s['sentence']:>5}  {s['text']}"
 
 
 def marked_text(rec: dict, *, colour: bool) -> str:
