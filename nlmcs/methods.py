@@ -207,6 +207,29 @@ class NetOptions:
         check_fields(self, "network option")
 
 
+def _same_method(want: Method) -> str | None:
+    """The method that is `want` in every field but its name and summary, if any."""
+    key = dataclasses.replace(want, name="", summary="")
+    return next((m.name for m in METHODS.values()
+                 if dataclasses.replace(m, name="", summary="") == key), None)
+
+
+def text_controls(name: str) -> tuple[list[str], str] | None:
+    """The controls of a method that reads the manual, for the semantic share: the methods that
+    differ from it only in reading the word twin or unrelated prose, and the one that reads
+    nothing (the same planner, corpus and network, without text or meaning; an MC text model
+    becomes `nonlinear`). None for a method that reads no manual or has no such arm."""
+    method = METHODS.get(name)
+    if method is None or method.reads != "manual":
+        return None
+    controls = [c for reads in ("random-twin", "unrelated")
+                if (c := _same_method(dataclasses.replace(method, reads=reads))) is not None]
+    none = _same_method(dataclasses.replace(
+        method, reads="nothing", text_prior=False, meaning=False,
+        model="nonlinear" if method.planner == "mc" else method.model))
+    return (controls, none) if controls and none is not None else None
+
+
 def method_names() -> list[str]:
     return list(METHODS)
 

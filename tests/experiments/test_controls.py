@@ -157,6 +157,32 @@ def test_the_report_shares_each_control_against_text_and_no_text():
     assert "undefined" in shares_markdown(semantic_shares(losing, order, reps=200))
 
 
+def test_meaning_arms_share_against_their_own_controls_and_never_across():
+    """text-meaning is shared against its own twin and unrelated prose over nonlinear,
+    uct-meaning against its twin's prior over uct; text's twin is not text-meaning's."""
+    from nlmcs.methods import text_controls
+
+    assert text_controls("text-meaning") == (["random-text-meaning", "unrelated-text-meaning"],
+                                             "nonlinear")
+    assert text_controls("uct-meaning") == (["uct-random-meaning"], "uct")
+    assert text_controls("uct-text-corpus") == (["uct-random-text-corpus"], "uct-corpus")
+    assert text_controls("random-text") is None and text_controls("nonlinear") is None
+    rows = []
+    for s in range(10):
+        rows += [_row("text-meaning", s, "win", 3.0), _row("random-text-meaning", s, "win", 1.0),
+                 _row("random-text", s, "loss", 0.0), _row("nonlinear", s, "loss", -1.0),
+                 _row("uct-meaning", s, "loss", 2.0), _row("uct-random-meaning", s, "loss", 1.0),
+                 _row("uct", s, "loss", 0.0)]
+    order = ["text-meaning", "random-text-meaning", "random-text", "nonlinear", "uct-meaning",
+             "uct-random-meaning", "uct"]
+    shares = semantic_shares(rows, order, reps=100)
+    assert [(t.text, t.control, t.none) for t in shares] == [
+        ("text-meaning", "random-text-meaning", "nonlinear"),
+        ("uct-meaning", "uct-random-meaning", "uct")]
+    meaning, prior = shares
+    assert meaning.share_margin == pytest.approx(0.5) and prior.share_margin == pytest.approx(0.5)
+
+
 def test_relevance_of_a_decision_and_a_game():
     uniform = {"num_candidates": 4, "relevance_entropy": 1.0,
                "sentences": [{"id": i, "p": 0.25} for i in range(4)]}

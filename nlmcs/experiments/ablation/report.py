@@ -6,9 +6,11 @@ games: the papers' table), `pairs.csv` (every arm against every other on their s
 see `stats`), `winrate.png`, and with several roll-out budgets `strength_vs_time.png`
 (win % against seconds per step, the papers' figure). Draws count as undecided in the table.
 A run of a rule variant (`--variant`) adds `foundings.csv` and a table of foundings on the
-sacred terrain to `summary.md` (`foundings_report`). A run with `text`, `nonlinear` and a
-control (`random-text`, `unrelated-text`) adds `shares.csv` and a table of each control's
-*semantic share* of text's gain, (text - control) / (text - nonlinear) (`semantic_shares`).
+sacred terrain to `summary.md` (`foundings_report`). A run with a reading arm, its no-text arm
+and a control (`text`, `nonlinear`, `random-text` or `unrelated-text`; `text-meaning` with its
+own; `uct-meaning`, `uct`, `uct-random-meaning`; `nlmcs.methods.text_controls`) adds
+`shares.csv` and a table of each control's *semantic share* of the reading arm's gain,
+(text - control) / (text - no text) (`semantic_shares`).
 Games played with `--log-decisions` carry their relevance (`relevance.measures.game_relevance`),
 and the report adds `relevance.csv` and a table per text arm: median entropy, top-sentence lift,
 share of uniform decisions.
@@ -32,6 +34,7 @@ from nlmcs.experiments.ablation.store import (
     read_run,
 )
 from nlmcs.files import write_atomic
+from nlmcs.methods import text_controls
 
 GAME_COLUMNS = ("arm", "method", "rollouts", "game", "seed", "outcome", "winner", "finished",
                 "steps", "score", "opponent_score", "margin", "seconds_per_step", "wall_seconds",
@@ -159,10 +162,6 @@ def relevance_markdown(arms: list[ArmRelevance]) -> str:
     return "\n".join(lines) + "\n"
 
 
-CONTROL_METHODS = ("random-text", "unrelated-text")
-"""The controls a run's semantic shares are taken against, when it has text and nonlinear."""
-
-
 @dataclass
 class Report:
     folder: Path
@@ -245,19 +244,23 @@ def share_test(text: str, control: str, none: str, rows: list[dict], *,
 
 def semantic_shares(rows: list[dict], order: list[str], *, reps: int = BOOTSTRAP_REPS,
                     seed: int = 0) -> list[ShareTest]:
-    """Each control arm's share against the `text` and `nonlinear` arms of its budget."""
+    """Each reading arm's share against each of its controls of the same budget that the run
+    played, over its no-text arm (`nlmcs.methods.text_controls`: text against random-text and
+    unrelated-text over nonlinear, text-meaning against its own, uct-meaning over uct, ...)."""
     method = {r["arm"]: (r["method"], r["rollouts"]) for r in rows}
     out = []
     for budget in sorted({b for _, b in method.values()}):
         arms = {m: a for a in order if a in method for m, b in [method[a]] if b == budget}
-        if "text" not in arms or "nonlinear" not in arms:
-            continue
-        for control in CONTROL_METHODS:
-            if control in arms:
-                test = share_test(arms["text"], arms[control], arms["nonlinear"], rows,
-                                  reps=reps, seed=seed)
-                if test is not None:
-                    out.append(test)
+        for reader, arm in arms.items():
+            found = text_controls(reader)
+            if found is None or found[1] not in arms:
+                continue
+            for control in found[0]:
+                if control in arms:
+                    test = share_test(arm, arms[control], arms[found[1]], rows, reps=reps,
+                                      seed=seed)
+                    if test is not None:
+                        out.append(test)
     return out
 
 
