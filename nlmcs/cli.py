@@ -38,6 +38,7 @@ from nlmcs.commands import (
 )
 from nlmcs.commands.options import HelpFormatter, check_paths, sectioned_help
 from nlmcs.errors import UserInputError, WorkerExited
+from nlmcs.processes import die_of_signal
 
 # Order here is the order in `nlmcs --help`.
 COMMAND_MODULES = (manual, game, play, relevance, ablation, advice, reader, net, corpus,
@@ -68,9 +69,7 @@ class Terminated(KeyboardInterrupt):
 def _sigterm_handler(main_pid: int):
     def on_sigterm(signum, frame):
         if os.getpid() != main_pid:
-            # A forked worker inherited this handler: die of the signal, quietly, as by default.
-            signal.signal(signum, signal.SIG_DFL)
-            os.kill(os.getpid(), signum)
+            die_of_signal(signum)  # a forked worker inherited this handler
             return
         raise Terminated
 

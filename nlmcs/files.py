@@ -271,18 +271,29 @@ _HOST = socket.gethostname().replace(".", "_").replace("-", "_")[:40] or "host"
 def sweep_orphans(path: Path) -> list[Path]:
     """Remove the temporaries of `path` left by writers on this machine that no longer run;
     returns them. Another machine's (a shared folder) are left: their pids mean nothing here."""
+    return _sweep(path.parent, path.name)
+
+
+def sweep_folder(folder: Path) -> list[Path]:
+    """`sweep_orphans` for every file of `folder` (a store whose workers were stopped)."""
+    return _sweep(folder, None)
+
+
+def _sweep(folder: Path, name_of: str | None) -> list[Path]:
     removed = []
-    prefix = f".{path.name}.{_HOST}-"
     try:
-        entries = list(os.scandir(path.parent))
+        entries = list(os.scandir(folder))
     except OSError:
         return removed
     for entry in entries:
         name = entry.name
-        if not (name.startswith(prefix) and name.endswith(TEMP_SUFFIX)):
+        if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
             continue
-        pid = name[len(prefix):].split(".", 1)[0]
-        if not pid.isdigit() or _alive(int(pid)):
+        # `.NAME.HOST-PID.XXXX.tmp` (`_temp_prefix`): the host has no "-", mkstemp's XXXX no "."
+        head, _, pid = name[:-len(TEMP_SUFFIX)].rsplit(".", 1)[0].rpartition("-")
+        ours = (head.endswith(f".{_HOST}") and len(head) > len(_HOST) + 2 if name_of is None
+                else head == f".{name_of}.{_HOST}")
+        if not ours or not pid.isdigit() or _alive(int(pid)):
             continue
         with contextlib.suppress(OSError):
             os.unlink(entry.path)

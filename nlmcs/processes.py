@@ -83,12 +83,13 @@ def worker_setup(parent_pid: int) -> None:
     quiet and tidy, death with the parent."""
     pin_threads()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, _die_of_sigterm)
+    signal.signal(signal.SIGTERM, die_of_signal)
     die_with_parent(parent_pid)
 
 
-def _die_of_sigterm(signum, frame) -> None:
-    """Remove what this worker was writing, then die of the signal, quietly, as by default.
+def die_of_signal(signum, frame=None) -> None:
+    """A worker's signal handler: remove what this process was writing, then die of the signal,
+    quietly, as by default.
     (`nlmcs.files` sits on this layer; a worker that never loaded it has nothing to remove.)"""
     files = sys.modules.get("nlmcs.files")
     if files is not None:

@@ -110,7 +110,7 @@ def test_a_worker_stopped_by_sigterm_takes_its_temporary_with_it(tmp_path):
 
 
 def test_orphan_temporaries_of_dead_local_writers_are_swept(tmp_path):
-    from nlmcs.files import _HOST, TEMP_SUFFIX, sweep_orphans
+    from nlmcs.files import _HOST, TEMP_SUFFIX, sweep_folder, sweep_orphans
 
     done = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)
@@ -125,6 +125,10 @@ def test_orphan_temporaries_of_dead_local_writers_are_swept(tmp_path):
     assert sweep_orphans(target) == [tmp_path / names["dead"]]
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         v for k, v in names.items() if k != "dead")
+    # the whole folder: the dead writer's temporary of another file too, nothing live or foreign
+    assert sweep_folder(tmp_path) == [tmp_path / names["other file"]]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        v for k, v in names.items() if k in ("live", "other host"))
 
 
 def test_a_csv_without_rows_keeps_its_header_and_named_columns_come_first(tmp_path):

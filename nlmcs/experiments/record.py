@@ -21,7 +21,7 @@ from typing import Literal
 
 from nlmcs.errors import UserInputError
 from nlmcs.fields import MAX_GAMES, MAX_SEED, check_fields, option
-from nlmcs.files import sweep_orphans
+from nlmcs.files import sweep_folder
 from nlmcs.games.base import SCRIPTED_PLAYERS
 from nlmcs.jobs import WorkerLost, run_jobs
 from nlmcs.processes import local_pool
@@ -201,6 +201,5 @@ def record_games(*, out_dir: Path, config: RecordConfig,
     finally:
         # a worker killed mid-game (SIGKILL, or a SIGTERM that found it in compiled code
         # until the pool killed it) left its log's temporary: the pool is stopped, so sweep
-        for s in todo:
-            sweep_orphans(paths[s])
+        sweep_folder(out_dir)
     return [paths[s] for s in seeds]
