@@ -194,7 +194,7 @@ class NetOptions:
     """Which policy/value network (`nlmcs net train`) the network methods play with."""
 
     net: str | None = None
-    """Network checkpoint; none: the one shipped for the game (`data/nets`)."""
+    """Network checkpoint; none: the one shipped for the game at its horizon (`data/nets`)."""
     net_depth: int = option(3, low=1)
     """puct-net: turns a roll-out plays before its last state is scored (3 and the value
     weight 0.5 were chosen on tuning block 5151, results/net/PLAN.md)."""

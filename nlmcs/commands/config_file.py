@@ -231,8 +231,16 @@ def _from_ablation(path: Path, spec: dict, notes: list[str]) -> dict:
                          for k, v in readers.items() if v is not None}
     net = out.get("net")
     if isinstance(net, dict) and "sha256" in net:  # recorded with its hash: the settings
-        settings = {"net": None if net.get("net") == "shipped" else net.get("net"),
-                    "net_depth": net.get("net_depth"), "value_weight": net.get("value_weight")}
+        settings = {"net": net.get("net"), "net_depth": net.get("net_depth"),
+                    "value_weight": net.get("value_weight")}
+        if net.get("net") == "shipped":  # the shipped file it played, by hash (one per horizon)
+            from nlmcs.net.guide import shipped_net_of_hash
+
+            played = shipped_net_of_hash(str(net["sha256"]))
+            settings["net"] = None if played is None else str(played)
+            if played is None:
+                notes.append(f"its network (shipped then, sha256 {net['sha256']}) ships no "
+                             "longer: the shipped network of its horizon plays instead")
         out["net"] = {k: v for k, v in settings.items() if v is not None}
     if "twin_seed" not in spec:  # recorded before twins were drawn per game: one, of seed 0
         out["twin_seed"] = 0

@@ -9,6 +9,7 @@ per thread, as a Dask worker may run several games in threads of one process.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -101,27 +102,55 @@ class MixedLeaf:
         return weight * value + (1.0 - weight) * game
 
 
-SHIPPED = {"civ": "civ.pt", "freeciv": "civ.pt"}
-"""The network shipped per game, in the shipped data's `nets/` folder. Real FreeCiv's planners
-search our civ engine on the server's view translated (`nlmcs.games.freeciv.translate`), so the
-civ network is theirs too (its layout is checked against the translated game)."""
+SHIPPED = {"civ": {20: "civ.pt", 100: "civ-100.pt"}}
+"""The networks shipped per game, in the shipped data's `nets/` folder, by the horizon (turns) each
+was trained for: the 20-turn network loses the 100-turn game to the one cloned for it, which loses
+the 20-turn game (docs/net.md). Real FreeCiv's planners search our civ engine on the server's view
+translated (`nlmcs.games.freeciv.translate`), so the civ networks are theirs too (their layout is
+checked against the translated game)."""
+SHIPPED["freeciv"] = SHIPPED["civ"]
 
 _GUIDES: dict[tuple, NetGuide] = {}
 
 
-def default_net(game_name: str) -> Path:
-    """The shipped network of a game; `UserInputError` when none ships."""
-    path = shipped_dir() / "nets" / SHIPPED.get(game_name, f"{game_name}.pt")
+def horizon(game: Game) -> int | None:
+    """The game's turn limit where it has one (civ and the FreeCiv match do)."""
+    value = getattr(getattr(game, "config", None), "max_turns", None)
+    return int(value) if value else None
+
+
+def default_net(game_name: str, max_turns: int | None = None) -> Path:
+    """The shipped network of a game for games of `max_turns` turns: the one trained at the
+    nearest horizon by ratio (unknown: the shortest); `UserInputError` when none ships."""
+    nets = SHIPPED.get(game_name, {1: f"{game_name}.pt"})
+    trained = min(nets) if not max_turns else min(
+        nets, key=lambda h: (abs(math.log(max_turns / h)), h))
+    path = shipped_dir() / "nets" / nets[trained]
     if not path.is_file():
         raise UserInputError(f"no network ships for game {game_name!r}; train one "
                              "(`nlmcs net train`) and pass it with --net")
     return path
 
 
+def shipped_net(path: str | Path) -> bool:
+    """Whether `path` is one of the shipped networks (a run records it as "shipped")."""
+    return Path(path).resolve().parent == (shipped_dir() / "nets").resolve()
+
+
+def shipped_net_of_hash(sha256: str) -> Path | None:
+    """The shipped network whose content hash starts with `sha256`, if one still ships (a run
+    recorded as "shipped" replays the file it played, whichever horizon it was)."""
+    from nlmcs.files import sha256_file
+
+    return next((p for p in sorted((shipped_dir() / "nets").glob("*.pt"))
+                 if sha256 and sha256_file(p).startswith(sha256)), None)
+
+
 def load_guide(path: str | Path | None, game: Game) -> NetGuide:
-    """A guide over the checkpoint at `path` (None: the shipped one), refused unless it was
-    made for `game`; one per file version and process (pool workers play many games)."""
-    path = Path(path) if path is not None else default_net(game.name)
+    """A guide over the checkpoint at `path` (None: the shipped one for the game's horizon),
+    refused unless it was made for `game`; one per file version and process (pool workers play
+    many games)."""
+    path = Path(path) if path is not None else default_net(game.name, horizon(game))
     try:
         stat = path.stat()
         key = (str(path.resolve()), stat.st_mtime_ns, stat.st_size, id(game))

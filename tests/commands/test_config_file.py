@@ -387,3 +387,18 @@ def test_a_preset_a_run_record_overrides_entirely_is_refused(tmp_path):
     args = parse_command_line(["ablation", "run", "--config", str(record), "--model-preset",
                                "default", "--out", str(tmp_path / "x")])
     configs(args)  # the defaults' preset says nothing a record could override
+
+
+def test_a_run_of_an_earlier_shipped_network_replays_that_file_not_todays_default():
+    """100-turn games played before the long network shipped used the 20-turn one: loaded from
+    their record they play it again (by hash), where a plain command now plays the new one."""
+    from nlmcs.net.guide import default_net
+
+    record = ROOT / "results/net/long-final/normal-ref/run.json"
+    spec = _spec("--config", record)
+    assert Path(spec.net.net) == default_net("civ", 20)
+    assert spec.identity()["net"]["net"] == "shipped"
+    plain = _spec("--methods", "puct-net", "--map", "small", "--full-games", "--max-turns", "100")
+    assert plain.net.net is None
+    assert plain.identity()["net"]["sha256"] == "6f41bfdd72f83de4"
+    assert spec.identity()["net"]["sha256"] == "ed331591b8757742"

@@ -203,6 +203,24 @@ def test_a_network_plays_as_an_opponent_by_its_most_likely_legal_moves(game, cap
     assert "against net on the tiny map" in capsys.readouterr().err
 
 
+def test_the_shipped_networks_are_chosen_by_the_games_horizon():
+    """Each shipped network plays the horizon it was trained at: the table's horizons are the
+    checkpoints' own, and a game takes the network of the nearest one (ties to the shorter)."""
+    from nlmcs.games import make_game
+    from nlmcs.net.checkpoint import load
+    from nlmcs.net.guide import SHIPPED, default_net, load_guide
+
+    for trained, name in SHIPPED["civ"].items():
+        assert load(default_net("civ", trained)).training["spec"]["max_turns"] == trained
+        assert default_net("civ", trained).name == name
+    assert default_net("civ", 44).name == "civ.pt" and default_net("civ", 45).name == "civ-100.pt"
+    assert default_net("civ", 300).name == "civ-100.pt" and default_net("civ").name == "civ.pt"
+    long_game = make_game("civ", preset="small", max_turns=100)
+    short_game = make_game("civ", preset="small", max_turns=20)
+    assert load_guide(None, long_game).net is load_guide(default_net("civ", 100), long_game).net
+    assert load_guide(None, short_game).net is not load_guide(None, long_game).net
+
+
 def test_the_shipped_network_serves_the_real_games_planners():
     """Real FreeCiv's planners search our civ engine on the translated view: the civ network
     is theirs, checked against the game they search (not the server's match)."""

@@ -214,7 +214,7 @@ class AblationSpec:
         if any(get_method(m).text_prior for m in self.methods) or self.reader != ReaderOptions():
             ident["reader"] = reader_identity(self.reader)
         if any(get_method(m).net for m in self.methods) or self.net != NetOptions():
-            ident["net"] = net_identity(self.net, self.game)
+            ident["net"] = net_identity(self.net, self.game, self.game_options)
         # Plain JSON values, so an identity read back from run.json compares equal.
         return json.loads(json.dumps(ident, default=str))
 
@@ -256,16 +256,19 @@ def reader_identity(options: ReaderOptions) -> dict:
     return out
 
 
-def net_identity(options: NetOptions, game: str) -> dict:
-    """The network file by path and content hash (the shipped one when none is named), and
-    its roll-out depth: a run folder's games were all played with the same network."""
+def net_identity(options: NetOptions, game: str, game_options: Mapping[str, object]) -> dict:
+    """The network file by path and content hash (the shipped one for the game's horizon when
+    none is named), and its roll-out depth: a run folder's games were all played with the same
+    network."""
     from nlmcs.files import sha256_file
+    from nlmcs.games import make_game
     from nlmcs.net.checkpoint import load
-    from nlmcs.net.guide import default_net
+    from nlmcs.net.guide import default_net, horizon, shipped_net
 
-    path = options.net if options.net is not None else default_net(game)
+    path = options.net if options.net is not None else default_net(
+        game, horizon(make_game(game, **game_options)))
     load(path)  # a bad file is refused before any game
-    return {"net": str(path) if options.net is not None else "shipped",
+    return {"net": "shipped" if shipped_net(path) else str(path),
             "sha256": sha256_file(path)[:16], "net_depth": options.net_depth,
             "value_weight": options.value_weight}
 
