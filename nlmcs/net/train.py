@@ -415,6 +415,7 @@ def write_curve_png(path: Path, curve: list[dict], spec: TrainSpec) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     gens = [int(r["generation"]) for r in curve]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(9, 3.6))
@@ -428,7 +429,8 @@ def write_curve_png(path: Path, curve: list[dict], spec: TrainSpec) -> None:
     ax.errorbar(gens, wins, yerr=[wins - low, high - wins], marker="o", capsize=3,
                 label=f"against {spec.eval_opponent} (95% interval)")
     prev = [r.get("vs_previous_win_pct", math.nan) for r in curve]
-    ax.plot(gens, prev, marker="s", ls="--", label="against the previous generation")
+    ax.plot(gens, prev, marker="s", ls="--",
+            label=f"against the previous generation ({len(previous_seeds(spec))} games)")
     ax.axhline(50, color="grey", lw=0.6)
     ax.set_ylim(0, 100)
     ax.set_xlabel("generation (0: behaviour cloning)")
@@ -443,6 +445,8 @@ def write_curve_png(path: Path, curve: list[dict], spec: TrainSpec) -> None:
     bx.set_xlabel("generation")
     bx.set_ylabel("loss")
     bx.legend(fontsize=7)
+    for axis in (ax, bx):
+        axis.xaxis.set_major_locator(MaxNLocator(integer=True))
     fig.tight_layout()
     with atomic_output(path, binary=True) as fh:
         fig.savefig(fh, format="png", dpi=100)
