@@ -65,6 +65,7 @@ def test_wheel_holds_the_shipped_data(installed):
     assert "nlmcs/data/decoys/unrelated.txt" in names  # `nlmcs relevance accuracy`'s default
     assert "nlmcs/data/nets/civ.pt" in names  # `nlmcs play --method puct-net`'s default
     assert "nlmcs/data/nets/civ-100.pt" in names  # the same for games of 45 turns or more
+    assert "nlmcs/data/nets/civ-100-clone.pt" in names  # shipped before: stored runs replay it
     assert {"nlmcs/serve/static/index.html", "nlmcs/serve/static/client.js"} <= set(names)
     assert not any(n.startswith(("data/", "tests/")) for n in names)
 

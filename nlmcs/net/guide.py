@@ -104,10 +104,11 @@ class MixedLeaf:
 
 SHIPPED = {"civ": {20: "civ.pt", 100: "civ-100.pt"}}
 """The networks shipped per game, in the shipped data's `nets/` folder, by the horizon (turns) each
-was trained for: the 20-turn network loses the 100-turn game to the one cloned for it, which loses
-the 20-turn game (docs/net.md). Real FreeCiv's planners search our civ engine on the server's view
-translated (`nlmcs.games.freeciv.translate`), so the civ networks are theirs too (their layout is
-checked against the translated game)."""
+was trained for: the 20-turn network loses the 100-turn game to the one trained for it, which loses
+the 20-turn game (docs/net.md). The folder also keeps the 100-turn network that shipped before
+(`civ-100-clone.pt`), so that a run recorded with it replays it by hash. Real FreeCiv's planners
+search our civ engine on the server's view translated (`nlmcs.games.freeciv.translate`), so the
+civ networks are theirs too (their layout is checked against the translated game)."""
 SHIPPED["freeciv"] = SHIPPED["civ"]
 
 _GUIDES: dict[tuple, NetGuide] = {}

@@ -400,5 +400,9 @@ def test_a_run_of_an_earlier_shipped_network_replays_that_file_not_todays_defaul
     assert spec.identity()["net"]["net"] == "shipped"
     plain = _spec("--methods", "puct-net", "--map", "small", "--full-games", "--max-turns", "100")
     assert plain.net.net is None
-    assert plain.identity()["net"]["sha256"] == "6f41bfdd72f83de4"
+    assert plain.identity()["net"]["sha256"] == "7ca9465cbb4f7e2c"  # self-play generation 2
     assert spec.identity()["net"]["sha256"] == "ed331591b8757742"
+    # the second block's reference arm played the goal-word clone, shipped until that block
+    clone = _spec("--config", ROOT / "results/net/long-final-2/normal-ref/run.json")
+    assert Path(clone.net.net).name == "civ-100-clone.pt"
+    assert clone.identity()["net"]["sha256"] == "6f41bfdd72f83de4"
