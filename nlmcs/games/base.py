@@ -197,6 +197,12 @@ class Game(abc.ABC):
         (a network that reads goals cannot play it)."""
         return ()
 
+    def rules_of(self, ruleset: str | None, sha256: str | None) -> bool:
+        """Whether this game plays the named ruleset (the file of content hash prefix `sha256`)
+        under another government only: a network made for that one reads this one's states
+        alike (real FreeCiv's game after a revolution)."""
+        return False
+
     def compiled_players(self, state: State, policies: Sequence[Policy | str],
                          first: int = -1) -> CompiledPlayers | None:
         """An engine that plays these players from `state` in compiled code, the same games as

@@ -9,7 +9,7 @@ ruleset or feature layout is refused in one line naming the difference.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import torch
@@ -118,6 +118,9 @@ def check_fits(layout: Layout, game: Game, where: str | Path) -> None:
         raise UserInputError(f"{where}: this network reads goal words, which game "
                              f"{game.name!r} does not give")
     here = layout_for(game, layout.goal_words)
+    if (here.ruleset, here.ruleset_sha256) != (layout.ruleset, layout.ruleset_sha256) and \
+            game.rules_of(layout.ruleset, layout.ruleset_sha256):
+        here = replace(here, ruleset=layout.ruleset, ruleset_sha256=layout.ruleset_sha256)
     key = layout.mismatch(here)
     if key is not None:
         mine, theirs = getattr(layout, key), getattr(here, key)

@@ -103,6 +103,32 @@ def test_a_checkpoint_for_another_game_or_layout_is_refused_in_one_line(game, tm
         load(tmp_path / "junk.pt")
 
 
+def test_a_network_of_one_government_plays_the_same_rules_under_another(tmp_path, monkeypatch):
+    """Real FreeCiv's game after the revolution is searched under classic's Monarchy rules: the
+    shipped networks (made under Despotism's) read it alike, where rules that differ in any
+    other number are still refused in one line."""
+    import json
+
+    from nlmcs.games.civ.ruleset import GOVERNMENT_PARAMS, load_ruleset, resolve_ruleset_path
+    from nlmcs.net.guide import default_net
+
+    classic, monarchy = load_ruleset("classic"), load_ruleset("classic-monarchy")
+    changed = {k for k in classic.params if classic.params[k] != monarchy.params.get(k)}
+    assert changed and changed <= GOVERNMENT_PARAMS and classic.same_but_government(monarchy)
+    under_monarchy = make_game("civ", preset="small", max_turns=100, ruleset="classic-monarchy")
+    for turns in (20, 100):
+        assert load(default_net("civ", turns), under_monarchy) is not None
+    data = json.loads(resolve_ruleset_path("classic").read_text())
+    data["name"], data["params"]["base_tech_cost"] = "other", data["params"]["base_tech_cost"] + 1
+    monkeypatch.setenv("NLMCS_DATA", str(tmp_path))
+    (tmp_path / "rulesets").mkdir()
+    (tmp_path / "rulesets" / "other.json").write_text(json.dumps(data))
+    other = make_game("civ", preset="small", max_turns=100, ruleset="other")
+    with pytest.raises(UserInputError) as err:
+        load(default_net("civ", 100), other)
+    assert "ruleset" in str(err.value) and "\n" not in str(err.value)
+
+
 def test_a_checkpoint_with_bad_weights_is_refused_before_anything_is_built(game, tmp_path,
                                                                           monkeypatch):
     """Issue 60 class 3: NaN weights passed `net show` and crashed mid-game; a recorded hidden

@@ -145,6 +145,17 @@ class CivGame(Game):
 
         return GOAL_WORDS
 
+    def rules_of(self, ruleset, sha256) -> bool:
+        from nlmcs.games.civ.ruleset import RulesetError
+
+        if not ruleset or not sha256:
+            return False
+        try:
+            other = load_ruleset(ruleset)
+        except RulesetError:
+            return False
+        return other.sha256.startswith(sha256) and self.ruleset.same_but_government(other)
+
     def compiled_players(self, state, policies, first: int = -1):
         """The compiled engine (`compiled.play.Engine`) when every player is a random player,
         the built-in AI (no subclass: one could move differently) or `UNIFORM_ROLLOUT`, and the

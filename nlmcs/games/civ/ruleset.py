@@ -22,6 +22,10 @@ TERRAIN_NAMES = (
     "hills", "mountains", "swamp", "jungle", "ocean",
 )
 UNIT_FLAGS = frozenset({"settlers", "cities", "nonmil", "cant_fortify"})
+GOVERNMENT_PARAMS = frozenset({"tile_penalty_above", "corruption_pct", "corruption_per_distance",
+                               "martial_law_max", "science_pct", "free_upkeep"})
+"""The params `convert.convert_freeciv_ruleset` takes from its government's effects: rulesets
+that differ in these alone are one ruleset under two governments."""
 
 
 class RulesetError(UserInputError):
@@ -106,6 +110,14 @@ class Ruleset:
 
     def terrain_index(self, name: str) -> int:
         return [t.name for t in self.terrains].index(name)
+
+    def same_but_government(self, other: Ruleset) -> bool:
+        """Whether `other` is this ruleset under another government (`GOVERNMENT_PARAMS`)."""
+        if (self.terrains, self.resources, self.units, self.buildings, self.techs) != (
+                other.terrains, other.resources, other.units, other.buildings, other.techs):
+            return False
+        keys = (set(self.params) | set(other.params)) - GOVERNMENT_PARAMS
+        return all(self.params.get(k) == other.params.get(k) for k in keys)
 
     def unit(self, name: str) -> UnitType:
         for u in self.units:
