@@ -95,13 +95,11 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                 final: dict[int, int] = {}
                 destroyed = False
                 while len(game_out.turns) < turns:
-                    name, values = client.receive()
+                    name, values = next_turn(client)
                     if name == "PACKET_ENDGAME_REPORT":  # over before the turn limit (conquest)
                         final = _final_scores(client, values)
                         break
-                    if name != "PACKET_BEGIN_TURN":
-                        continue
-                    if not view.players.get(view.player_id, {}).get("is_alive", True):
+                    if name == DESTROYED:
                         destroyed = True  # the game goes on without us: a loss
                         break
                     tr = translate(view, max_turns=server.end_turn, game=civ)
@@ -131,6 +129,8 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                             decisions.file.write(log_line({**rec, "freeciv_turn": view.turn}))
                     sent = requests(tr, view, joint, rng) + fixed_rules(tr, view)
                     for packet, fields in sent:
+                        if _dead(view):  # lost our last unit to the AI's moves of this turn
+                            break
                         client.send(packet, **fields)
                         client.receive_until({"PACKET_PROCESSING_FINISHED"})
                         game_out.ledger.sent(view, view.turn, packet, fields)
@@ -160,7 +160,8 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                     game_out.turns.append(row)
                     log(f"turn {row['turn']}: {seen['units']} units, {seen['cities']} cities, "
                         f"score {row['score']}, {len(sent)} orders, {row['seconds']:.1f} s")
-                    client.send("PACKET_PLAYER_PHASE_DONE", turn=view.turn)
+                    if not _dead(view):  # a dead player's "done" is refused; no turn follows
+                        client.send("PACKET_PLAYER_PHASE_DONE", turn=view.turn)
                 if not final and not destroyed and server.end_turn == len(game_out.turns):
                     _, report = client.receive_until({"PACKET_ENDGAME_REPORT"})
                     final = _final_scores(client, report)
@@ -189,6 +190,29 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
     if out is not None:
         write_results(game_out, out)
     return game_out
+
+
+DESTROYED = "destroyed"
+"""What `next_turn` returns once our player is dead."""
+
+
+def _dead(view) -> bool:
+    return not view.players.get(view.player_id, {}).get("is_alive", True)
+
+
+def next_turn(client) -> tuple[str, dict]:
+    """The packet our loop acts on: the next turn's start (`PACKET_BEGIN_TURN`), the end of the
+    game (`PACKET_ENDGAME_REPORT`), or (`DESTROYED`, {}) as soon as the server says our player is
+    dead, whenever that comes: the server starts no more turns for a dead player (it refuses
+    its "turn done"), so waiting for one would wait for ever."""
+    while True:
+        if _dead(client.view):
+            return DESTROYED, {}
+        name, values = client.receive()
+        if name in ("PACKET_BEGIN_TURN", "PACKET_ENDGAME_REPORT"):
+            if name == "PACKET_BEGIN_TURN" and _dead(client.view):
+                return DESTROYED, {}
+            return name, values
 
 
 def _result(game_out: FreeCivGame, *, final: dict[int, int], destroyed: bool, me: int,

@@ -52,3 +52,36 @@ def test_a_recorded_move_the_prediction_no_longer_allows_is_left_out():
     assert replayed.turn == start.turn + 2
     assert measures(replayed)["cities"] == measures(_predict(start, made, np.random.default_rng(
         2)))["cities"]
+
+
+class _ScriptedServer:
+    """A client double: `receive` hands out the scripted packets, updating the view as the real
+    client does, and fails (as a socket read that timed out) once they run out."""
+
+    def __init__(self, packets):
+        from nlmcs.games.freeciv.client import View
+
+        self.view, self.packets = View(player_id=0), list(packets)
+
+    def receive(self):
+        if not self.packets:
+            raise TimeoutError("waited for a packet the server never sends")
+        name, values = self.packets.pop(0)
+        self.view.update(name, values)
+        return name, values
+
+
+def test_our_player_dying_between_turns_ends_the_wait_for_the_next_turn():
+    """The server starts no turn for a dead player (it refuses a dead player's "turn done"):
+    the loop must stop on the news of our death, not wait for a turn that never comes."""
+    from nlmcs.experiments.freeciv_play import DESTROYED, next_turn
+
+    alive = ("PACKET_PLAYER_INFO", {"playerno": 0, "is_alive": True, "score": 7})
+    begin = ("PACKET_BEGIN_TURN", {})
+    client = _ScriptedServer([alive, ("PACKET_CHAT_MSG", {"message": "hi"}), begin])
+    assert next_turn(client) == begin
+    dead = ("PACKET_PLAYER_INFO", {"playerno": 0, "is_alive": False, "score": 0})
+    client = _ScriptedServer([("PACKET_CHAT_MSG", {"message": "lost"}), dead])
+    assert next_turn(client) == (DESTROYED, {})  # and no wait for the turn after
+    report = ("PACKET_ENDGAME_REPORT", {"player_num": 2})
+    assert next_turn(_ScriptedServer([alive, report])) == report
