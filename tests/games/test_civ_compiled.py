@@ -21,9 +21,9 @@ from nlmcs.games.runner import ENGINES, play_game
 PLAYERS = {"builtin": ("builtin:normal", "builtin:normal"), "mixed": ("builtin:hard", "random")}
 
 
-def _positions(preset: str, seed: int, players: tuple[str, str], turns: int):
+def _positions(preset: str, seed: int, players: tuple[str, str], turns: int, **overrides):
     """Every turn's starting state of one game (the state is shared: look before moving on)."""
-    game = CivGame(CivConfig.preset(preset, max_turns=turns))
+    game = CivGame(CivConfig.preset(preset, max_turns=turns, **overrides))
     policies = [game.policy(p) for p in players]
     rng = np.random.default_rng(seed)
     s = game.new_initial_state(seed)
@@ -42,13 +42,14 @@ def _first_difference(want, got) -> str | None:
     return None
 
 
-@pytest.mark.parametrize("preset,seeds,turns", [("tiny", range(6), 60), ("small", range(4), 80),
-                                                ("default", range(2), 100)])
+@pytest.mark.parametrize("preset,seeds,turns,wrap", [
+    ("tiny", range(6), 60, False), ("small", range(4), 80, False),
+    ("default", range(2), 100, False), ("small", range(4), 80, True)])
 @pytest.mark.parametrize("players", list(PLAYERS))
-def test_legal_actions_are_the_references_in_the_same_order(preset, seeds, turns, players):
+def test_legal_actions_are_the_references_in_the_same_order(preset, seeds, turns, wrap, players):
     checked = contested = 0
     for seed in seeds:
-        for s in _positions(preset, seed, PLAYERS[players], turns):
+        for s in _positions(preset, seed, PLAYERS[players], turns, wrap_x=wrap):
             for p in range(s.num_players):
                 want = reference.agents_with_actions(s, p)
                 got = compiled.agents_with_actions(s, p)
@@ -94,14 +95,16 @@ def _field_difference(want: dict, got: dict) -> str:
 GAMES = [("tiny", {}, range(12)), ("small", {}, range(8)), ("default", {}, range(3)),
          ("small", {"variant": "sacred-terrain"}, range(3)),
          ("small", {"variant": "sacred-terrain-end"}, range(3)),
-         ("small", {"num_players": 3}, range(3)), ("tiny", {"num_players": 4}, range(3))]
+         ("small", {"num_players": 3}, range(3)), ("tiny", {"num_players": 4}, range(3)),
+         ("small", {"wrap_x": True}, range(6)), ("tiny", {"wrap_x": True}, range(6))]
 
 
-def _same_games(game, policies, seeds) -> tuple[int, int]:
+def _same_games(game, policies, seeds) -> tuple[int, int, int]:
     """Play each seed's game on both engines turn by turn; every turn the whole state (units,
     cities, players, tiles, turn, winner), each player's score and state vector are equal and
-    both generators are at the same point of their stream. Returns (turns, units killed)."""
-    kills = turns = 0
+    both generators are at the same point of their stream. Returns (turns, units killed, steps
+    of a unit across the seam of a map that wraps)."""
+    kills = turns = seam = 0
     for seed in seeds:
         ref = game.new_initial_state(seed)
         engine = Engine(ref, policies)
@@ -109,7 +112,10 @@ def _same_games(game, policies, seeds) -> tuple[int, int]:
         r_ref, r_fast = np.random.default_rng(seed), np.random.default_rng(seed)
         while not ref.is_terminal():
             joint = {p: policies[p].joint_action(ref, p, r_ref) for p in range(ref.num_players)}
+            before = {u.id: u.tile % ref.map.width for u in ref.units.values()}
             ref.apply_joint_actions(joint, r_ref)
+            seam += sum(2 * abs(u.tile % ref.map.width - before[u.id]) > ref.map.width
+                        for u in ref.units.values() if u.id in before)
             board, played = engine.play(board, 1, r_fast)
             turns += played
             fast = unpack(board, ref)
@@ -123,16 +129,17 @@ def _same_games(game, policies, seeds) -> tuple[int, int]:
                 assert np.array_equal(fast.state_vector(p), ref.state_vector(p)), (where, p)
             assert (fast.is_terminal(), fast.winner()) == (ref.is_terminal(), ref.winner()), where
         kills += int(board.PL[:, PL_KILLED].sum())
-    return turns, kills
+    return turns, kills, seam
 
 
 @pytest.mark.parametrize("preset,overrides,seeds", GAMES)
 def test_random_players_play_the_same_games_on_both_engines(preset, overrides, seeds):
     game = CivGame(CivConfig.preset(preset, **overrides))
-    turns, kills = _same_games(game, [game.policy("random")] * game.num_players, seeds)
+    turns, kills, seam = _same_games(game, [game.policy("random")] * game.num_players, seeds)
     assert turns >= 100 * len(seeds) or preset == "tiny"
     if preset in ("tiny", "small") and not overrides:
         assert kills > 0  # combat was compared
+    assert (seam > 0) == game.config.wrap_x  # on a map that wraps, units crossed its seam
 
 
 AI_GAMES = [("tiny", {}, range(4), ("builtin:normal", "builtin:normal")),
@@ -140,7 +147,9 @@ AI_GAMES = [("tiny", {}, range(4), ("builtin:normal", "builtin:normal")),
             ("small", {}, range(3), ("builtin:easy", "builtin:hard")),
             ("default", {}, range(2), ("builtin:normal", "builtin:hard")),
             ("small", {"variant": "sacred-terrain"}, range(3), ("rule:normal", "builtin:normal")),
-            ("small", {"num_players": 3}, range(2), ("builtin:normal", "random", "builtin:hard"))]
+            ("small", {"num_players": 3}, range(2), ("builtin:normal", "random", "builtin:hard")),
+            ("small", {"wrap_x": True}, range(4), ("builtin:normal", "random")),
+            ("small", {"wrap_x": True}, range(3), ("builtin:hard", "builtin:easy"))]
 
 
 @pytest.mark.parametrize("preset,overrides,seeds,players", AI_GAMES)
@@ -150,8 +159,9 @@ def test_the_builtin_ai_plays_the_same_games_on_both_engines(preset, overrides, 
     game = CivGame(CivConfig.preset(preset, **overrides))
     policies = [BuiltinAI(p.split(":")[1], knows_rule=True) if p.startswith("rule:")
                 else game.policy(p) for p in players]
-    turns, kills = _same_games(game, policies, seeds)
+    turns, kills, seam = _same_games(game, policies, seeds)
     assert turns >= 60 * len(seeds)
+    assert (seam > 0) == game.config.wrap_x
     if "random" in players:
         assert kills > 0  # the AI's attacks at good odds were compared
 
@@ -181,7 +191,7 @@ def test_a_ruleset_converted_from_freeciv_plays_the_same_games(tmp_path):
     path = write_ruleset(convert_freeciv_ruleset(FREECIV_CIV2CIV3), tmp_path / "civ2civ3.json")
     game = CivGame(CivConfig.preset("small", ruleset=str(path)))
     for players in (("random", "random"), ("builtin:normal", "builtin:easy")):
-        turns, _ = _same_games(game, [game.policy(p) for p in players], range(2))
+        turns, _, _ = _same_games(game, [game.policy(p) for p in players], range(2))
         assert turns >= 120
 
 

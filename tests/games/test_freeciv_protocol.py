@@ -490,6 +490,8 @@ def test_a_recorded_server_stream_replays_and_survives_re_encoding():
             dec.type_bytes = 2
     assert [n for n, _ in replayed] == [n for n, _ in live] and replayed == live
     assert len({n for n, _ in live}) > 50 and len(recording) > 100_000
+    info = next(v for n, v in live if n == "PACKET_MAP_INFO")  # our server's map wraps
+    assert info["topology_id"] & constants.ENUMS["TF_WRAPX"]
     sent, received = DeltaCache(), DeltaCache()
     for name, values in live:
         body = encode_body(proto, proto[name], values, sent)

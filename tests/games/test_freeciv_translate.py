@@ -225,3 +225,24 @@ def test_our_government_picks_the_rules_our_state_plays_by(view):
     anarchy = translate(view, max_turns=100, game=game)
     assert anarchy.state.game.ruleset.name == "classic"
     assert anarchy.gaps["government anarchy as despotism"] == 1
+
+
+def test_the_servers_wrapping_map_wraps_ours_and_a_move_across_the_seam_is_one_step(view):
+    """FreeCiv's WRAPX (`topology_id` bit 1): a unit on the west edge steps onto the east edge
+    in one order, as the server moves it."""
+    for y in range(2, 9):
+        view.tiles[at(0, y)] = {"tile": at(0, y), "known": 2, "terrain": 0, "resource": 128,
+                                "extras": bits()}
+    view.units[64] = {"id": 64, "owner": ME, "type": 1, "tile": at(0, 6), "hp": 10,
+                      "veteran": 0, "activity": 0, "activity_count": 0, "homecity": 0}
+    flat = translate(view, max_turns=100)
+    assert not flat.state.map.wrap_x
+    assert Action("move", 6) not in flat.state.legal_actions("unit:64")
+    view.latest["PACKET_MAP_INFO"]["topology_id"] = ENUMS["TF_WRAPX"]
+    tr = translate(view, max_turns=100)
+    assert tr.state.map.wrap_x and tr.state.game.config.wrap_x
+    assert Action("move", 6) in tr.state.legal_actions("unit:64")
+    out = requests(tr, view, {"unit:64": Action("move", 6)}, np.random.default_rng(0))
+    orders = dict(out)["PACKET_UNIT_ORDERS"]
+    assert orders["length"] == 1 and orders["dir"] == [ENUMS["DIR8_WEST"]]
+    assert orders["dest_tile"] == at(W - 1, 6)

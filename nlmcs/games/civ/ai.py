@@ -63,10 +63,6 @@ FIRST_DETOUR = 3
 """Steps the rule-knowing AI walks its first settlers to a sacred site before founding."""
 
 
-def _dist(w: int, a: int, b: int) -> int:
-    return max(abs(a % w - b % w), abs(a // w - b // w))
-
-
 UNREACHABLE = 1 << 20
 
 
@@ -168,22 +164,28 @@ def spacing_blocked(s) -> frozenset[int]:
     if hit is None:
         if len(cache) > 2000:
             cache.clear()
-        w, h = s.map.width, s.map.height
+        m = s.map
+        w, h = m.width, m.height
         r = SITE_SPACING - 1
         blocked = set()
         for ct in key:
             cx, cy = ct % w, ct // w
+            if m.wrap_x:
+                columns = [x % w for x in range(cx - r, cx + r + 1)]
+            else:
+                columns = range(max(0, cx - r), min(w, cx + r + 1))
             for y in range(max(0, cy - r), min(h, cy + r + 1)):
-                blocked.update(range(y * w + max(0, cx - r), y * w + min(w, cx + r + 1)))
+                blocked.update(y * w + x for x in columns)
         hit = cache[key] = frozenset(blocked)
     return hit
 
 
-def enemy_within(enemy_xy, w: int, tile: int, radius: int) -> bool:
+def enemy_within(enemy_xy, m, tile: int, radius: int) -> bool:
     """Whether one of the `(x, y)` in `enemy_xy` stands within `radius` tiles (Chebyshev) of
-    `tile`."""
-    x, y = tile % w, tile // w
-    return any(-radius <= ex - x <= radius and -radius <= ey - y <= radius for ex, ey in enemy_xy)
+    `tile` on map `m`."""
+    w = m.width
+    ax, y = m.apart[tile % w], tile // w
+    return any(ax[ex] <= radius and -radius <= ey - y <= radius for ex, ey in enemy_xy)
 
 
 def closer_step(s, tile: int, target: int, steps):
@@ -194,11 +196,12 @@ def closer_step(s, tile: int, target: int, steps):
     dist = land_distances(s, target)
     best, best_key = None, None
     here = dist[tile]
+    to_target = s.map.apart[target % w]
     for choice, nt in steps:
         d = dist[nt]
         if d >= here:
             continue
-        dx, dy = nt % w - target % w, nt // w - target // w
+        dx, dy = to_target[nt % w], nt // w - target // w
         key = (d, dx * dx + dy * dy)
         if best_key is None or key < best_key:
             best, best_key = choice, key
@@ -255,12 +258,12 @@ def nearest(reach: list[int], tiles) -> int:
     return min(tiles, key=lambda t: (reach[t], t))
 
 
-def rally_tile(w: int, own_tiles, enemy_tiles) -> int:
-    """Where idle field units gather: the own city tile nearest an enemy city (Chebyshev; the
-    first on a tie), the first own city when no enemy city is known."""
+def rally_tile(m, own_tiles, enemy_tiles) -> int:
+    """Where idle field units gather on map `m`: the own city tile nearest an enemy city
+    (Chebyshev; the first on a tie), the first own city when no enemy city is known."""
     if not enemy_tiles:
         return own_tiles[0]
-    return min(own_tiles, key=lambda t: min(_dist(w, t, e) for e in enemy_tiles))
+    return min(own_tiles, key=lambda t: min(m.dist(t, e) for e in enemy_tiles))
 
 
 class BuiltinAI:
@@ -359,7 +362,7 @@ class _Turn:
         key = (tile, radius)
         hit = self._near.get(key)
         if hit is None:
-            hit = self._near[key] = enemy_within(self.enemy_xy, self.w, tile, radius)
+            hit = self._near[key] = enemy_within(self.enemy_xy, self.s.map, tile, radius)
         return hit
 
     def site_available(self, tile: int) -> bool:
@@ -519,7 +522,7 @@ class _Turn:
         return hit
 
     def fight(self, u, options: list[Action]) -> Action:
-        s, w = self.s, self.w
+        s = self.s
         nbrs = s.map.neighbors[u.tile]
         best, best_odds = None, self.level.attack_odds
         for a in options:
@@ -547,7 +550,7 @@ class _Turn:
                 if u.tile == c.tile:
                     self.garrison[c.id].append(u)
                     return stay
-                if _dist(w, u.tile, c.tile) <= 6 and c.id not in self.claimed:
+                if s.map.dist(u.tile, c.tile) <= 6 and c.id not in self.claimed:
                     self.claimed.add(c.id)
                     return self.step_towards(u, c.tile, options) or stay
         if self.offensive and (self.enemy_cities or self.enemy_units):
@@ -562,7 +565,7 @@ class _Turn:
             return legal.WAIT
         if self.own_cities:
             rally = self.rally_point()
-            if _dist(w, u.tile, rally) > 1:
+            if s.map.dist(u.tile, rally) > 1:
                 return self.step_towards(u, rally, options) or stay
         return stay
 
@@ -570,7 +573,7 @@ class _Turn:
         """Where idle field units gather: the own city nearest an enemy city (the first city
         when no enemy city is known)."""
         if self._rally is None:
-            self._rally = rally_tile(self.w, [c.tile for c in self.own_cities],
+            self._rally = rally_tile(self.s.map, [c.tile for c in self.own_cities],
                                      [c.tile for c in self.enemy_cities])
         return self._rally
 

@@ -151,11 +151,7 @@ def corruption_pct(s, c, capital: int | None) -> int:
     """FreeCiv trade waste under despotism: a base share plus a share per tile of distance from the
     capital (in 1/100 %), cut by the palace in the capital itself; capped at 100."""
     p = s.params
-    w = s.map.width
-    if capital is None:
-        dist = max(w, s.map.height)
-    else:
-        dist = max(abs(capital % w - c.tile % w), abs(capital // w - c.tile // w))
+    dist = max(s.map.width, s.map.height) if capital is None else s.map.dist(capital, c.tile)
     pct = p["corruption_pct"] + p["corruption_per_distance"] * dist // 100
     if c.capital:
         pct -= pct * p["capital_corruption_cut_pct"] // 100

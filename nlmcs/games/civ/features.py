@@ -149,15 +149,18 @@ def summarize(s, player: int) -> Summary:
     worked = dict(zip(WORKED, (irrigated, mined, roads, special, rivers, ocean), strict=True))
     threat = 0
     if enemy_tiles:
+        apart = m.apart
         enemy_xy = [(t % w, t // w) for t in enemy_tiles]
         for c in own:
             cx, cy = c.tile % w, c.tile // w
-            threat += sum(1 for x, y in enemy_xy if -3 <= x - cx <= 3 and -3 <= y - cy <= 3)
+            ax = apart[cx]
+            threat += sum(1 for x, y in enemy_xy if ax[x] <= 3 and -3 <= y - cy <= 3)
     nearest = 0.0
     if enemy and own_tiles:
-        city_xy = [(c.tile % w, c.tile // w) for c in enemy]
-        nearest = min(max(abs(a % w - x), abs(a // w - y))
-                      for a in set(own_tiles) for x, y in city_xy) / max(w, m.height)
+        apart = m.apart
+        city_xy = [(apart[c.tile % w], c.tile // w) for c in enemy]
+        nearest = min(max(ax[a % w], abs(a // w - y))
+                      for a in set(own_tiles) for ax, y in city_xy) / max(w, m.height)
     return Summary(s, player, own_u, enemy_u, on_terrain, flags, CitySums(own, T),
                    CitySums(enemy, T), worked, threat, nearest)
 

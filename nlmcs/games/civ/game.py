@@ -38,6 +38,8 @@ class CivConfig:
     """The game ends after this many turns; the higher score then wins."""
     land_fraction: float = option(0.55, low=0.2, high=0.9)
     """Share of the map that is land."""
+    wrap_x: bool = False
+    """The map wraps east to west, as FreeCiv's maps (WRAPX) do."""
     variant: Literal["", "sacred-terrain", "sacred-terrain-end"] = ""
     """"" (the plain game) or a rule variant (`variants.VARIANTS`) whose rule, a sacred terrain
     drawn per seed, only the game's manual states."""
@@ -59,11 +61,12 @@ class CivConfig:
         return cls(**{**presets[name], **overrides})
 
     def to_dict(self) -> dict:
-        """The fields, without `variant` when there is none (so plain games record what they
-        recorded before variants existed)."""
+        """The fields, without `variant` when there is none and `wrap_x` when the map does not
+        wrap (so plain games record what they recorded before either existed)."""
         out = dataclasses.asdict(self)
-        if not self.variant:
-            del out["variant"]
+        for key in ("variant", "wrap_x"):
+            if not out[key]:
+                del out[key]
         return out
 
 
@@ -109,7 +112,7 @@ class CivGame(Game):
             if len(self._maps) > 8:
                 self._maps.clear()
             c = self.config
-            m = generate_map(self.tables, c.width, c.height, seed, c.land_fraction)
+            m = generate_map(self.tables, c.width, c.height, seed, c.land_fraction, c.wrap_x)
             if c.variant:
                 m = dataclasses.replace(m, sacred=variants.sacred_terrain(self.tables, m, seed))
             self._maps[seed] = (m, start_tiles(self.tables, m, c.num_players, seed))

@@ -245,7 +245,7 @@ def goal_targets(s, u) -> tuple[tuple[str, int], ...]:
     if T.unit_cities[u.kind]:
         enemy_xy = [(e.tile % w, e.tile // w) for e in s.units.values() if e.owner != u.owner]
         site = ai.free_site(s, u.tile, u.owner, ai.spacing_blocked(s),
-                            lambda t, r: ai.enemy_within(enemy_xy, w, t, r))
+                            lambda t, r: ai.enemy_within(enemy_xy, s.map, t, r))
         return () if site is None else (("site", site),)
     if T.unit_settlers[u.kind]:
         own = [c for c in s.cities.values() if c.owner == u.owner]
@@ -261,7 +261,7 @@ def goal_targets(s, u) -> tuple[tuple[str, int], ...]:
         out.append(("front", ai.nearest(reach, enemy)))
     if own:
         out.append(("home", ai.nearest(reach, own)))
-        out.append(("rally", ai.rally_tile(w, own, enemy)))
+        out.append(("rally", ai.rally_tile(s.map, own, enemy)))
     return tuple(out)
 
 

@@ -3,9 +3,10 @@
 Terrain, resources and rivers never change during a game (FreeCiv's terrain transformations are not
 modelled), so one `MapData` is shared by all clones of a state; only tile improvements are
 per-state.
-The generator is a small height/moisture/latitude scheme on a flat (non-wrapping) map: a continent
-in the middle, mountains and hills on the heights, rivers running downhill to the sea, and FreeCiv's
-resources sprinkled on about one land tile in nine.
+The generator is a small height/moisture/latitude scheme: a continent in the middle, mountains and
+hills on the heights, rivers running downhill to the sea, and FreeCiv's resources sprinkled on about
+one land tile in nine. A map may wrap east to west, as FreeCiv's WRAPX maps do; every distance and
+neighbour then goes the short way round (`MapData.apart`, `MapData.dist`).
 """
 
 from __future__ import annotations
@@ -44,9 +45,11 @@ class MapData:
     land_adjacent: tuple[tuple[int, ...], ...]  # the land neighbours alone
     land_moves: tuple[tuple[Action, ...], ...]  # the "move" actions towards them
     too_close: tuple[tuple[int, ...], ...]  # tiles nearer than citymindist (Chebyshev)
+    apart: tuple[tuple[int, ...], ...]  # columns between x1 and x2, the short way round
     # The sacred terrain of a variant game (`variants`), -1 without one: drawn once per seed,
     # so every clone shares it and the JSON state carries it.
     sacred: int = -1
+    wrap_x: bool = False  # the east and west edges meet (FreeCiv's WRAPX)
     # Memo tables filled lazily by the rules (tile outputs, tile words); keyed by tile and
     # improvement bits, so they stay valid for every state on this map.
     tile_cache: dict = field(default_factory=dict, repr=False)
@@ -65,6 +68,18 @@ class MapData:
     def xy(self, tile: int) -> tuple[int, int]:
         return tile % self.width, tile // self.width
 
+    def dist(self, a: int, b: int) -> int:
+        """Chebyshev distance between two tiles (moves of a unit over open land), the short way
+        round when the map wraps."""
+        w = self.width
+        return max(self.apart[a % w][b % w], abs(a // w - b // w))
+
+
+def columns_apart(x1: int, x2: int, width: int, wrap_x: bool) -> int:
+    """Columns between x1 and x2 on a map `width` wide, the short way round when it wraps."""
+    d = abs(x1 - x2)
+    return width - d if wrap_x and 2 * d > width else d
+
 
 def check_size(width: int, height: int, *, low: int = MIN_SIDE) -> None:
     """Generated maps need room for two civilizations; hand-made ones (tests, JSON) may be tiny."""
@@ -74,9 +89,21 @@ def check_size(width: int, height: int, *, low: int = MIN_SIDE) -> None:
 
 
 def build_map(tables: Tables, width: int, height: int, terrain, resource, river, *,
-              sacred: int = -1) -> MapData:
+              sacred: int = -1, wrap_x: bool = False) -> MapData:
     """Wrap terrain arrays into a MapData with its derived per-tile tables."""
     check_size(width, height, low=1)
+    r2 = tables.ruleset.params["city_radius_sq"]
+    reach = int(r2**0.5)
+    gap = tables.ruleset.params["citymindist"] - 1
+    if wrap_x and width < 2 * max(reach, gap, 1) + 1:
+        raise UserInputError(f"map width {width} is too narrow to wrap (a city's radius would "
+                             f"meet itself; at least {2 * max(reach, gap, 1) + 1})")
+
+    def column(x: int) -> int:  # x on the map, or -1 past an edge that does not wrap
+        if wrap_x:
+            return x % width
+        return x if 0 <= x < width else -1
+
     n = width * height
     terrain = np.asarray(terrain, dtype=np.int8).reshape(n)
     resource = np.asarray(resource, dtype=np.int8).reshape(n)
@@ -89,8 +116,8 @@ def build_map(tables: Tables, width: int, height: int, terrain, resource, river,
         x, y = tile % width, tile // width
         row = []
         for dx, dy in DELTAS:
-            nx, ny = x + dx, y + dy
-            row.append(ny * width + nx if 0 <= nx < width and 0 <= ny < height else -1)
+            nx, ny = column(x + dx), y + dy
+            row.append(ny * width + nx if nx >= 0 and 0 <= ny < height else -1)
         nbrs.append(tuple(row))
     coast = tuple(
         not ocean[t] and any(nb >= 0 and ocean[nb] for nb in nbrs[t]) for t in range(n)
@@ -99,8 +126,6 @@ def build_map(tables: Tables, width: int, height: int, terrain, resource, river,
         riv[t] or any(nbrs[t][d] >= 0 and (ocean[nbrs[t][d]] or riv[nbrs[t][d]]) for d in CARDINAL)
         for t in range(n)
     )
-    r2 = tables.ruleset.params["city_radius_sq"]
-    reach = int(r2**0.5)
     offsets = sorted(
         ((dx, dy) for dx in range(-reach, reach + 1) for dy in range(-reach, reach + 1)
          if dx * dx + dy * dy <= r2),
@@ -109,15 +134,14 @@ def build_map(tables: Tables, width: int, height: int, terrain, resource, river,
     radius = []
     for tile in range(n):
         x, y = tile % width, tile // width
-        radius.append(tuple((y + dy) * width + x + dx for dx, dy in offsets
-                            if 0 <= x + dx < width and 0 <= y + dy < height))
-    gap = tables.ruleset.params["citymindist"] - 1
+        radius.append(tuple((y + dy) * width + column(x + dx) for dx, dy in offsets
+                            if column(x + dx) >= 0 and 0 <= y + dy < height))
     too_close = []
     for tile in range(n):
         x, y = tile % width, tile // width
-        too_close.append(tuple(yy * width + xx
+        too_close.append(tuple(yy * width + column(xx)
                                for yy in range(max(0, y - gap), min(height, y + gap + 1))
-                               for xx in range(max(0, x - gap), min(width, x + gap + 1))))
+                               for xx in range(x - gap, x + gap + 1) if column(xx) >= 0))
     return MapData(
         width=width, height=height, terrain=terrain, resource=resource, river=river,
         terr=terr, res=tuple(int(v) for v in resource), riv=riv, ocean=ocean,
@@ -128,7 +152,9 @@ def build_map(tables: Tables, width: int, height: int, terrain, resource, river,
         land_adjacent=tuple(tuple(nb for nb in row if nb >= 0 and not ocean[nb]) for row in nbrs),
         land_moves=tuple(tuple(MOVE[d] for d, nb in enumerate(row) if nb >= 0 and not ocean[nb])
                          for row in nbrs),
-        too_close=tuple(too_close), sacred=sacred,
+        too_close=tuple(too_close), sacred=sacred, wrap_x=wrap_x,
+        apart=tuple(tuple(columns_apart(a, b, width, wrap_x) for b in range(width))
+                    for a in range(width)),
     )
 
 
@@ -145,8 +171,10 @@ def _smooth_noise(rng: np.random.Generator, height: int, width: int, passes: int
 
 
 def generate_map(tables: Tables, width: int, height: int, seed: int,
-                 land_fraction: float = 0.55) -> MapData:
-    """A seeded random continent; the same seed and size always give the same map."""
+                 land_fraction: float = 0.55, wrap_x: bool = False) -> MapData:
+    """A seeded random continent; the same seed and size always give the same map. On a map
+    that wraps, the continent lies across the seam (the flat map rolled by half its width), so
+    its units and cities live on both sides of it."""
     check_size(width, height)
     rng = np.random.default_rng([seed, 7321])
     names = tables.terrain_names
@@ -219,7 +247,10 @@ def generate_map(tables: Tables, width: int, height: int, seed: int,
             if terr.ocean and not _near_land(land, y, x):
                 continue
             resource[y, x] = res_index[terr.resources[picks[y, x] % len(terr.resources)]]
-    return build_map(tables, width, height, terrain, resource, river)
+    if wrap_x:
+        terrain, resource, river = (np.roll(a, width // 2, axis=1)
+                                    for a in (terrain, resource, river))
+    return build_map(tables, width, height, terrain, resource, river, wrap_x=wrap_x)
 
 
 def _near_land(land: np.ndarray, y: int, x: int) -> bool:
@@ -240,8 +271,7 @@ def start_tiles(tables: Tables, m: MapData, num_players: int, seed: int) -> list
     chosen = [first]
     while len(chosen) < num_players:
         def dist(t):
-            x, y = m.xy(t)
-            return min(max(abs(x - cx), abs(y - cy)) for cx, cy in (m.xy(c) for c in chosen))
+            return min(m.dist(t, c) for c in chosen)
 
         chosen.append(max(cand, key=lambda t: (dist(t), -t)))
     return chosen

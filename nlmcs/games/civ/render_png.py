@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from nlmcs.files import atomic_output
-from nlmcs.games.civ.tables import IRRIGATION, MINE, ROAD
+from nlmcs.games.civ.tables import DELTAS, IRRIGATION, MINE, ROAD
 
 TERRAIN_COLOURS = {
     "grassland": (0.45, 0.75, 0.30), "plains": (0.80, 0.78, 0.40), "desert": (0.93, 0.85, 0.55),
@@ -68,7 +68,7 @@ def _figure(s, tile_px: int):
             for d in (0, 2, 4, 6):
                 nb = m.neighbors[t][d]
                 if nb >= 0 and (m.riv[nb] or m.ocean[nb]):
-                    nx, ny = nb % m.width, nb // m.width
+                    nx, ny = x + DELTAS[d][0], y + DELTAS[d][1]  # past the seam of a wrap
                     ax.plot([x, (x + nx) / 2], [y, (y + ny) / 2], color="#6fa8ff", lw=2)
                     linked = True
             if not linked:

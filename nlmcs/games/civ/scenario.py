@@ -13,7 +13,8 @@ from nlmcs.games.civ.rules import found_city
 
 
 def state_from_picture(game, rows: list[str], *,
-                       resources: dict[tuple[int, int], str] | None = None):
+                       resources: dict[tuple[int, int], str] | None = None,
+                       wrap_x: bool = False):
     T = game.tables
     by_ident = {t.ident: i for i, t in enumerate(T.ruleset.terrains)}
     ocean = next(i for i, t in enumerate(T.ruleset.terrains) if t.ocean)
@@ -34,7 +35,8 @@ def state_from_picture(game, rows: list[str], *,
     resource = [-1] * (width * height)
     for (x, y), name in (resources or {}).items():
         resource[y * width + x] = T.resource_names.index(name)
-    return game.blank_state(build_map(T, width, height, terrain, resource, river))
+    return game.blank_state(build_map(T, width, height, terrain, resource, river,
+                                      wrap_x=wrap_x))
 
 
 def tile_at(state, x: int, y: int) -> int:

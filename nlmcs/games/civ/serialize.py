@@ -53,6 +53,8 @@ def state_to_json(s) -> dict:
                              for t, imp in enumerate(s.improvements) if imp],
             # A variant game's sacred terrain (`variants`); absent in the plain game.
             **({"sacred": T.terrain_names[m.sacred]} if m.sacred >= 0 else {}),
+            # A map whose east and west edges meet (FreeCiv's WRAPX); absent on a flat one.
+            **({"wrap_x": True} if m.wrap_x else {}),
         },
         "players": [
             {"techs": [T.tech_names[i] for i in range(len(T.tech_names)) if p.techs >> i & 1],
@@ -101,16 +103,16 @@ def _int(obj, key, where, low=None, high=None):
 
 
 def _built_map(game, width: int, height: int, terrain: list[int], resource: list[int],
-               river: list[bool], sacred: int):
+               river: list[bool], sacred: int, wrap_x: bool):
     """`build_map`, memoised on the game: the states of one game share one map (a recorded
     game's turns are read one by one, and building the map is most of a state's reading)."""
-    key = (width, height, sacred, tuple(terrain), tuple(resource), tuple(river))
+    key = (width, height, sacred, wrap_x, tuple(terrain), tuple(resource), tuple(river))
     cache = game.loaded_maps
     if key not in cache:
         if len(cache) > 8:
             cache.clear()
         cache[key] = build_map(game.tables, width, height, terrain, resource, river,
-                               sacred=sacred)
+                               sacred=sacred, wrap_x=wrap_x)
     return cache[key]
 
 
@@ -155,8 +157,11 @@ def state_from_json(game, data: object):
     if sacred is not None and (sacred not in T.terrain_names
                                or T.terrain_ocean[T.terrain_names.index(sacred)]):
         raise StateFileError(f"map.sacred: {sacred!r} is not a land terrain")
+    wrap_x = mp.get("wrap_x", False)
+    if not isinstance(wrap_x, bool):
+        raise StateFileError(f"map.wrap_x: expected true or false, got {wrap_x!r}")
     map_data = _built_map(game, width, height, terrain, resource, river,
-                          -1 if sacred is None else T.terrain_names.index(sacred))
+                          -1 if sacred is None else T.terrain_names.index(sacred), wrap_x)
     s = game.blank_state(map_data)
     bits = dict(IMPROVEMENT_BITS)
     for k, item in enumerate(_get(mp, "improvements", list, "map")):

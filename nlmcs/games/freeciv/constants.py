@@ -56,6 +56,8 @@ ENUMS = {
     "IG_GREAT_WONDER": 0, "E_CITY_LOST": 1, "E_UNIT_LOST_ATT": 76, "E_UNIT_LOST_DEF": 80,
     "E_UNIT_ORDERS": 85, "E_BAD_COMMAND": 93, "E_UNIT_LOST_MISC": 103,
     "E_UNIT_ILLEGAL_ACTION": 117,
+    # enum topo_flag (bits of PACKET_MAP_INFO's topology_id)
+    "TF_WRAPX": 1,
 }  # fmt: skip
 """Enum values the bridge sends or reads, by their C names."""
 

@@ -68,7 +68,7 @@ class FreeCivMatch:
 
         c = self.config
         return CivGame(CivConfig(width=c.xsize, height=c.ysize, num_players=self.num_players,
-                                 max_turns=c.max_turns))
+                                 max_turns=c.max_turns, wrap_x=True))  # the server's WRAPX
 
     @staticmethod
     def check_available() -> None:

@@ -24,7 +24,6 @@ import numpy as np
 
 from nlmcs.games.base import Action, AgentId
 from nlmcs.games.civ.legal import parse_agent
-from nlmcs.games.civ.tables import DELTAS
 from nlmcs.games.freeciv.client import View
 from nlmcs.games.freeciv.constants import ENUMS
 from nlmcs.games.freeciv.translate import Translation, rule_name
@@ -135,15 +134,13 @@ def _unit(tr: Translation, agent: str, uid: int, action: Action, by_name: dict,
           rng) -> list[Request]:
     s = tr.state
     u = s.units[uid]
-    width = s.map.width
     if action.kind == "move":
         sim = s.clone()
         sim.apply_action(agent, action, rng)
         moved = sim.units.get(uid)
         if moved is None or moved.tile == u.tile:
             return []
-        steps = max(abs(moved.tile % width - u.tile % width),
-                    abs(moved.tile // width - u.tile // width))
+        steps = s.map.dist(moved.tile, u.tile)
         d = DIRECTIONS[int(action.arg)]
         return [("PACKET_UNIT_ORDERS", {
             "unit_id": uid, "src_tile": u.tile, "length": steps, "repeat": False,
@@ -152,7 +149,7 @@ def _unit(tr: Translation, agent: str, uid: int, action: Action, by_name: dict,
             "action": [ENUMS["ACTION_NONE"]] * steps, "dest_tile": moved.tile,
         })]  # fmt: skip
     if action.kind == "attack":
-        target = _step(u.tile, int(action.arg), width, s.map.height)
+        target = s.map.neighbors[u.tile][int(action.arg)]
         if target < 0:
             return []
         return [("PACKET_UNIT_DO_ACTION", {"actor_id": uid, "target_id": target, "sub_tgt_id": 0,
@@ -168,8 +165,3 @@ def _unit(tr: Translation, agent: str, uid: int, action: Action, by_name: dict,
                                                  "target": target})]
     return []  # wait
 
-
-def _step(tile: int, d: int, width: int, height: int) -> int:
-    """The tile one step in our direction `d` from `tile`, or -1 off the map."""
-    x, y = tile % width + DELTAS[d][0], tile // width + DELTAS[d][1]
-    return y * width + x if 0 <= x < width and 0 <= y < height else -1

@@ -18,8 +18,8 @@ mapped to its nearest equivalent or left out, and counted in `Translation.gaps`:
   `nlmcs game convert-ruleset --government`); every player of our state lives under it (the
   engine has one government a game), another government (anarchy in a revolution) as
   Despotism's;
-- the map does not wrap in our engine (FreeCiv's WRAPX does), units at sea are left out, and our
-  players are the living ones, us first.
+- the map wraps east to west in our engine as on the server (its `topology_id` says WRAPX),
+  units at sea are left out, and our players are the living ones, us first.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from nlmcs.games.civ import CivGame
 from nlmcs.games.civ.cities import governor
 from nlmcs.games.civ.game import CivConfig
+from nlmcs.games.civ.mapgen import columns_apart
 from nlmcs.games.civ.serialize import FORMAT, activity_problem, state_from_json
 from nlmcs.games.civ.state import CivState
 from nlmcs.games.civ.tables import ACTIVITY_NAMES
@@ -74,6 +75,7 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
     if info is None or view.player_id is None:
         raise ValueError("the server has not sent the map and our player yet")
     width, height = info["xsize"], info["ysize"]
+    wrap_x = bool(info.get("topology_id", 0) & ENUMS["TF_WRAPX"])
     me = view.player_id
     alive = sorted(p for p, row in view.players.items()
                    if row.get("is_alive") and p != me and not row.get("barbarian_type"))
@@ -83,10 +85,11 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
     ruleset = RULESETS.get(government, RULESETS["despotism"])
     if government and government not in RULESETS:
         gaps[f"government {government} as despotism"] += 1
-    if game is None or (game.config.width, game.config.height, game.num_players,
-                        game.config.ruleset) != (width, height, len(players), ruleset):
+    if game is None or (game.config.width, game.config.height, game.config.wrap_x,
+                        game.num_players, game.config.ruleset) != (width, height, wrap_x,
+                                                                   len(players), ruleset):
         game = CivGame(CivConfig(width=width, height=height, num_players=len(players),
-                                 max_turns=max_turns, ruleset=ruleset))  # fmt: skip
+                                 max_turns=max_turns, ruleset=ruleset, wrap_x=wrap_x))  # fmt: skip
     T = game.tables
     our_terrains = {t.name: t.ident for t in T.ruleset.terrains}
     extras = {i: rule_name(e) for i, e in view.extras.items()}
@@ -188,7 +191,7 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
         if any(c["owner"] == p for c in cities) or any(u["owner"] == p for u in units):
             continue
         tile = _far_unknown(unknown, [c["tile"] for c in cities] + [u["tile"] for u in units],
-                            width, set(city_tiles) | set(unit_owner_at))  # fmt: skip
+                            width, set(city_tiles) | set(unit_owner_at), wrap_x=wrap_x)  # fmt: skip
         if tile is None:
             continue
         gaps["unseen opponent: a city guessed on the farthest unknown tile"] += 1
@@ -220,7 +223,8 @@ def translate(view: View, *, max_turns: int, game: CivGame | None = None) -> Tra
         "max_turns": max(max_turns, view.turn + 1),
         "next_id": next_id, "over": False, "winner": None,
         "map": {"width": width, "height": height, "terrain": rows, "resources": resources,
-                "rivers": rivers, "improvements": improvements},
+                "rivers": rivers, "improvements": improvements,
+                **({"wrap_x": True} if wrap_x else {})},
         "players": player_rows, "units": units, "cities": cities,
     }  # fmt: skip
     state = state_from_json(game, data)
@@ -235,7 +239,8 @@ def research_of(view: View, player: int) -> dict:
     return view.research.get(team) or view.research.get(player) or {}
 
 
-def _far_unknown(unknown: list[int], ours: list[int], width: int, taken: set[int]) -> int | None:
+def _far_unknown(unknown: list[int], ours: list[int], width: int, taken: set[int], *,
+                 wrap_x: bool = False) -> int | None:
     """The never-seen tile farthest from what we know of (a guess at an unseen player)."""
     free = [t for t in unknown if t not in taken]
     if not free:
@@ -244,7 +249,8 @@ def _far_unknown(unknown: list[int], ours: list[int], width: int, taken: set[int
         return free[0]
 
     def gap(t: int) -> int:
-        return min(max(abs(t % width - o % width), abs(t // width - o // width)) for o in ours)
+        return min(max(columns_apart(t % width, o % width, width, wrap_x),
+                       abs(t // width - o // width)) for o in ours)
 
     return max(free, key=lambda t: (gap(t), -t))
 

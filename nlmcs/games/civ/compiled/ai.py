@@ -66,8 +66,11 @@ from nlmcs.games.civ.compiled.legal import (
     buildable,
     can_found_city,
     can_work,
+    cheb,
+    column,
     researchable,
     unit_actions,
+    x_apart,
 )
 from nlmcs.games.civ.compiled.rules import best_defender, defense_strength
 
@@ -183,16 +186,12 @@ def no_ai_map() -> AIMap:
 
 # --- small facts -------------------------------------------------------------------------------
 @njit(cache=True)
-def _cheb(w, a, b):
-    return max(abs(a % w - b % w), abs(a // w - b // w))
-
-
-@njit(cache=True)
-def _enemy_near(enemy_tiles, n_enemy, w, tile, radius):
+def _enemy_near(enemy_tiles, n_enemy, MS, tile, radius):
+    w = MS[MS_WIDTH]
     x, y = tile % w, tile // w
     for i in range(n_enemy):
         e = enemy_tiles[i]
-        if -radius <= e % w - x <= radius and -radius <= e // w - y <= radius:
+        if x_apart(e % w, x, MS) <= radius and -radius <= e // w - y <= radius:
             return True
     return False
 
@@ -251,9 +250,10 @@ def _has(opts, n, code):
 
 
 @njit(cache=True)
-def _step_towards(NB, DIST, w, tile, target, opts, n):
+def _step_towards(NB, DIST, MS, tile, target, opts, n):
     """The legal move that gets closest to `target` over land (then by straight-line
     distance); -1 when none gets closer."""
+    w = MS[MS_WIDTH]
     here = DIST[target, tile]
     best, bd, bl = -1, 0, 0
     for i in range(n):
@@ -264,7 +264,7 @@ def _step_towards(NB, DIST, w, tile, target, opts, n):
         d = DIST[target, nt]
         if d >= here:
             continue
-        dx, dy = nt % w - target % w, nt // w - target // w
+        dx, dy = x_apart(nt % w, target % w, MS), nt // w - target // w
         line = dx * dx + dy * dy
         if best < 0 or d < bd or (d == bd and line < bl):
             best, bd, bl = code, d, line
@@ -272,10 +272,10 @@ def _step_towards(NB, DIST, w, tile, target, opts, n):
 
 
 @njit(cache=True)
-def _step_or(NB, DIST, w, tile, target, opts, n, default):
+def _step_or(NB, DIST, MS, tile, target, opts, n, default):
     """`_step_towards`, or `default` when no move gets closer (the reference's
     `step_towards(...) or WAIT`, `... or stay`)."""
-    code = _step_towards(NB, DIST, w, tile, target, opts, n)
+    code = _step_towards(NB, DIST, MS, tile, target, opts, n)
     return default if code < 0 else code
 
 
@@ -305,7 +305,6 @@ def _nearby_best(DIST, VALUES, SITES, srow, n_sites, tile, mode, blocked, claime
     """The first of `ai.nearby_sites(tile)` that passes `mode`'s test (-1: none): the greatest
     value - 3 x steps within ten steps, the earlier good site on a tie."""
     best, best_score = -1, 0.0
-    w = MS[MS_WIDTH]
     for k in range(n_sites):
         t = SITES[srow, k]
         r = DIST[tile, t]
@@ -315,7 +314,7 @@ def _nearby_best(DIST, VALUES, SITES, srow, n_sites, tile, mode, blocked, claime
         if best >= 0 and score <= best_score:
             continue  # cannot be the first that passes
         if mode != SITE_AVAILABLE:
-            if claimed[t] or _enemy_near(enemy_t, n_enemy, w, t, 2):
+            if claimed[t] or _enemy_near(enemy_t, n_enemy, MS, t, 2):
                 continue
             if T[t, T_OCC] != 0 and T[t, T_OCC] != me:
                 continue
@@ -370,15 +369,17 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
             ct = C[c, C_TILE]
             cx, cy = ct % w, ct // w
             for y in range(max(0, cy - r), min(MS[MS_HEIGHT], cy + r + 1)):
-                for x in range(max(0, cx - r), min(w, cx + r + 1)):
-                    blocked[y * w + x] = True
+                for dx in range(-r, r + 1):
+                    x = column(cx + dx, MS)
+                    if x >= 0:
+                        blocked[y * w + x] = True
     walls_level = LV[level, LV_WALLS] != 0
     need = np.empty(n_own, np.int64)
     garrison = np.zeros(n_own, np.int64)
     garrisoned = np.zeros(nu, np.bool_)
     for i in range(n_own):
         ct = C[own_c[i], C_TILE]
-        near = walls_level and _enemy_near(enemy_t, n_enemy, w, ct, 4)
+        near = walls_level and _enemy_near(enemy_t, n_enemy, MS, ct, 4)
         need[i] = LV[level, LV_DEFENDERS] + (1 if near else 0)
         for _ in range(need[i]):  # the best defenders here, by defence then id
             pick, best_def = -1, 0.0
@@ -439,7 +440,7 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
                 t = C[own_c[i], C_TILE]
                 d = n + w
                 for k in range(n_enemy_c):
-                    d = min(d, _cheb(w, t, enemy_c[k]))
+                    d = min(d, cheb(t, enemy_c[k], MS))
                 if best_d < 0 or d < best_d:
                     rally, best_d = t, d
 
@@ -471,7 +472,7 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
         c = own_c[i]
         ct, size = C[c, C_TILE], C[c, C_SIZE]
         settlers = founders - (1 if founder_build[i] else 0)
-        danger = _enemy_near(enemy_t, n_enemy, w, ct, 2)
+        danger = _enemy_near(enemy_t, n_enemy, MS, ct, 2)
         item = -1
         if T[ct, T_MIL] < need[i]:
             item = _best_unit(C, PL, IT, UK, UF, AU, n_units, b0, c, False)
@@ -523,7 +524,7 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
                                           sacred, n_own == 0)
                     if target >= 0:
                         claimed[target] = True
-                        code = _step_or(NB, DIST, w, tile, target, opts, n_opts, codes.WAIT)
+                        code = _step_or(NB, DIST, MS, tile, target, opts, n_opts, codes.WAIT)
             if code < 0 and _has(opts, n_opts, codes.BUILD_CITY) and not claimed[tile]:
                 first = n_own == 0 and not claimed.any()
                 good = (n_sites > 0 and not blocked[tile] and not claimed[tile]
@@ -536,7 +537,7 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
                                     claimed, enemy_t, n_enemy, T, TI, MS, me, sacred, False)
                 if best >= 0:
                     claimed[best] = True
-                    code = _step_or(NB, DIST, w, tile, best, opts, n_opts, codes.WAIT)
+                    code = _step_or(NB, DIST, MS, tile, best, opts, n_opts, codes.WAIT)
             done = code >= 0
         if not done and UK[kind, UK_SETTLERS]:  # `work`
             job = _job_at(T, NB, TI, AT, tile)
@@ -560,7 +561,7 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
                     code = codes.WAIT
                 else:
                     claimed[best] = True
-                    code = _step_or(NB, DIST, w, tile, best, opts, n_opts, codes.WAIT)
+                    code = _step_or(NB, DIST, MS, tile, best, opts, n_opts, codes.WAIT)
             done = True
         if not done and UK[kind, UK_MILITARY]:  # `fight`
             best, best_odds = -1, LF[level, LF_ATTACK_ODDS]
@@ -592,9 +593,9 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
                                 garrison[i] += 1
                                 code = stay
                                 break
-                            if _cheb(w, tile, ct) <= 6 and not claimed[C[c, C_ID]]:
+                            if cheb(tile, ct, MS) <= 6 and not claimed[C[c, C_ID]]:
                                 claimed[C[c, C_ID]] = True
-                                code = _step_or(NB, DIST, w, tile, ct, opts, n_opts, stay)
+                                code = _step_or(NB, DIST, MS, tile, ct, opts, n_opts, stay)
                                 break
                 if code < 0 and offensive and (n_enemy_c or n_enemy):
                     target, td = -1, 0
@@ -604,11 +605,11 @@ def plan(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TR, TF, VP, PR, DIST, VALU
                         if target < 0 or d < td or (d == td and t < target):
                             target, td = t, d
                     if td < UNREACHABLE:
-                        code = _step_or(NB, DIST, w, tile, target, opts, n_opts, stay)
+                        code = _step_or(NB, DIST, MS, tile, target, opts, n_opts, stay)
                 if code < 0 and act in (FORTIFIED, FORTIFYING):
                     code = codes.WAIT
-                if code < 0 and n_own and _cheb(w, tile, rally) > 1:
-                    code = _step_or(NB, DIST, w, tile, rally, opts, n_opts, stay)
+                if code < 0 and n_own and cheb(tile, rally, MS) > 1:
+                    code = _step_or(NB, DIST, MS, tile, rally, opts, n_opts, stay)
                 if code < 0:
                     code = stay
             done = True

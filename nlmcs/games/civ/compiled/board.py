@@ -45,13 +45,13 @@ Board = namedtuple("Board", "U C PL T G")
 
 # --- the map -----------------------------------------------------------------------------------
 TI_LAND, TI_RIVER, TI_WATER, TI_IRRIGABLE, TI_MINABLE, TI_ROADABLE, TI_TERR = range(7)
-MS_WIDTH, MS_HEIGHT, MS_GAP, MS_SACRED = range(4)
+MS_WIDTH, MS_HEIGHT, MS_GAP, MS_SACRED, MS_WRAP = range(5)
 
 MapK = namedtuple("MapK", "NB TI RAD OUT MS")
 """NB (tiles, 8) neighbours, N clockwise, -1 off the map; TI (tiles, 7) the TI_ columns; RAD
 (tiles, radius) the city radius, centre first, -1 padded; OUT[tile, improvements, centre] the
 (food, shield, trade) of `cities.tile_output`; MS the MS_ scalars (gap: no other city within
-this Chebyshev distance)."""
+this Chebyshev distance; wrap: 1 when the east and west edges meet)."""
 
 # --- the rules ---------------------------------------------------------------------------------
 (UK_MILITARY, UK_ATTACKS, UK_FORTIFIES, UK_CITIES, UK_SETTLERS, UK_HP, UK_MOVES, UK_FIREPOWER,
@@ -116,7 +116,8 @@ def _map_consts(s) -> MapK:
         for imp in range(8):
             for centre in (0, 1):
                 OUT[t, imp, centre] = ref_cities.tile_output(s, t, bool(centre), imp)
-    MS = np.array([m.width, m.height, s.params["citymindist"] - 1, m.sacred], dtype=np.int64)
+    MS = np.array([m.width, m.height, s.params["citymindist"] - 1, m.sacred, int(m.wrap_x)],
+                  dtype=np.int64)
     NB = np.asarray(m.neighbors, dtype=np.int64).reshape(m.n, 8)
     return MapK(NB, TI, RAD, OUT, MS)
 

@@ -23,6 +23,7 @@ from nlmcs.games.civ.compiled.board import (
     MS_GAP,
     MS_HEIGHT,
     MS_WIDTH,
+    MS_WRAP,
     PL_T0,
     PR_N_UNITS,
     PR_RESEARCH0,
@@ -75,6 +76,31 @@ def enemy_zoc(tile, owner, NB, TI, T):
 
 
 @njit(cache=True)
+def x_apart(x1, x2, MS):
+    """Columns between x1 and x2, the short way round on a map that wraps (`MapData.apart`)."""
+    d = abs(x1 - x2)
+    if MS[MS_WRAP] and 2 * d > MS[MS_WIDTH]:
+        d = MS[MS_WIDTH] - d
+    return d
+
+
+@njit(cache=True)
+def column(x, MS):
+    """Column x on the map: round the seam of a map that wraps, -1 past a flat map's edge."""
+    w = MS[MS_WIDTH]
+    if MS[MS_WRAP]:
+        return x % w
+    return x if 0 <= x < w else -1
+
+
+@njit(cache=True)
+def cheb(a, b, MS):
+    """Chebyshev distance between tiles a and b (`MapData.dist`)."""
+    w = MS[MS_WIDTH]
+    return max(x_apart(a % w, b % w, MS), abs(a // w - b // w))
+
+
+@njit(cache=True)
 def can_found_city(tile, T, TI, MS):
     """No city within the gap, on land (`legal.can_found_city`)."""
     if not TI[tile, TI_LAND]:
@@ -82,8 +108,9 @@ def can_found_city(tile, T, TI, MS):
     w, gap = MS[MS_WIDTH], MS[MS_GAP]
     x, y = tile % w, tile // w
     for yy in range(max(0, y - gap), min(MS[MS_HEIGHT], y + gap + 1)):
-        for xx in range(max(0, x - gap), min(w, x + gap + 1)):
-            if T[yy * w + xx, T_CITY] >= 0:
+        for dx in range(-gap, gap + 1):
+            xx = column(x + dx, MS)
+            if xx >= 0 and T[yy * w + xx, T_CITY] >= 0:
                 return False
     return True
 

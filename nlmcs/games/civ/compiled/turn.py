@@ -83,6 +83,7 @@ from nlmcs.games.civ.compiled.board import (
     UK_POP,
     UK_SHIELD,
 )
+from nlmcs.games.civ.compiled.legal import cheb
 from nlmcs.games.civ.compiled.rules import add_unit, check_over, remove_unit
 
 IRRIGATION, MINE, ROAD = tb.IRRIGATION, tb.MINE, tb.ROAD
@@ -152,12 +153,8 @@ def units_end_turn(U, C, T, G, NB, TI, RAD, UK, TT, PR):
 
 @njit(cache=True)
 def _corruption_pct(C, MS, PR, c, capital):
-    w = MS[MS_WIDTH]
     tile = C[c, C_TILE]
-    if capital < 0:
-        dist = max(w, MS[MS_HEIGHT])
-    else:
-        dist = max(abs(capital % w - tile % w), abs(capital // w - tile // w))
+    dist = max(MS[MS_WIDTH], MS[MS_HEIGHT]) if capital < 0 else cheb(capital, tile, MS)
     pct = PR[PR_CORRUPTION] + PR[PR_CORRUPTION_DIST] * dist // 100
     if C[c, C_CAPITAL]:
         pct -= pct * PR[PR_CAPITAL_CUT] // 100
