@@ -101,6 +101,7 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                         break
                     if name == DESTROYED:
                         destroyed = True  # the game goes on without us: a loss
+                        final = scores_after_our_end(srv, client)
                         break
                     tr = translate(view, max_turns=server.end_turn, game=civ)
                     if tr.state.game is not civ:  # first turn, or the players changed
@@ -215,17 +216,27 @@ def next_turn(client) -> tuple[str, dict]:
             return name, values
 
 
+def scores_after_our_end(srv, client) -> dict[int, int]:
+    """FreeCiv's final scores of a game we were destroyed in. The server starts no turn while
+    no living human player is connected, so its console tells it to play the AIs' turns on
+    without waiting (`timeout -1`, its autogame) to the game's end, whose report has the
+    scores; a destroyed game's margin is then the AI's real lead, not 0."""
+    srv.command("set timeout -1")
+    _, report = client.receive_until({"PACKET_ENDGAME_REPORT"})
+    return _final_scores(client, report)
+
+
 def _result(game_out: FreeCivGame, *, final: dict[int, int], destroyed: bool, me: int,
             method: str, seed: int, server: ServerConfig, seconds: float) -> dict:
     others = [s for p, s in final.items() if p != me]
     best = max(others, default=None)
     winner = 1 if destroyed else None
-    if final and best is not None and final.get(me, 0) != best:
+    if final and best is not None and final.get(me, 0) != best and not destroyed:
         winner = 0 if final.get(me, 0) > best else 1 + others.index(best)
     return {
         "method": method, "seed": seed, "turns": len(game_out.turns),
         "ai_level": server.ai_level, "ai_players": server.ai_players,
-        "finished": bool(final) or destroyed, "winner": winner,
+        "finished": bool(final) or destroyed, "winner": winner, "destroyed": destroyed,
         "scores": [final.get(me, 0), *others] if final else [],
         "our_score": final.get(me), "best_other_score": best,
         "seconds": round(seconds, 1),
@@ -337,7 +348,8 @@ def write_results(game: FreeCivGame, out: Path) -> None:
     us, ai = last.get("us", {}), last.get("ai", {})
     lines = [f"# FreeCiv game: {r['method']} vs FreeCiv's AI ({r['ai_level']}), seed {r['seed']}",
              "", "Played as a player (fog of war); no observer connection, no savegame reading.",
-             "", f"Turns {r['turns']}; final scores (FreeCiv's, at the turn limit): ours "
+             "", f"Turns {r['turns']}; final scores (FreeCiv's, "
+             f"{'when we were destroyed' if r.get('destroyed') else 'at the turn limit'}): ours "
              f"{r['our_score']}, best other {r['best_other_score']}; {r['seconds']} s.", "",
              *([f"**Stopped early** ({r['stopped']}): the turns played so far.", ""]
                if r.get("stopped") else []),

@@ -85,3 +85,25 @@ def test_our_player_dying_between_turns_ends_the_wait_for_the_next_turn():
     assert next_turn(client) == (DESTROYED, {})  # and no wait for the turn after
     report = ("PACKET_ENDGAME_REPORT", {"player_num": 2})
     assert next_turn(_ScriptedServer([alive, report])) == report
+
+
+def test_a_game_we_were_destroyed_in_is_played_out_for_freecivs_final_scores():
+    """With no living human connected the server starts no turn: its console sets the
+    autogame timeout, and the end-of-game report then gives every player's score."""
+    from nlmcs.experiments.freeciv_play import scores_after_our_end
+
+    class Console:
+        lines: list[str] = []
+
+        def command(self, line):
+            self.lines.append(line)
+
+    srv = Console()
+    client = _ScriptedServer([("PACKET_CHAT_MSG", {"message": "Game ended in victory"}),
+                              ("PACKET_ENDGAME_REPORT", {"player_num": 2}),
+                              ("PACKET_ENDGAME_PLAYER", {"player_id": 0, "score": 6}),
+                              ("PACKET_ENDGAME_PLAYER", {"player_id": 1, "score": 16})])
+    client.receive_until = lambda names: next(
+        p for p in iter(client.receive, None) if p[0] in names)
+    assert scores_after_our_end(srv, client) == {0: 6, 1: 16}
+    assert srv.lines == ["set timeout -1"]
