@@ -128,15 +128,16 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                     if decisions is not None:
                         for rec in planner.last_log:
                             decisions.file.write(log_line({**rec, "freeciv_turn": view.turn}))
-                    sent = requests(tr, view, joint, rng) + fixed_rules(tr, view)
-                    for packet, fields in sent:
+                    sent = []
+                    for packet, fields in requests(tr, view, joint, rng) + fixed_rules(tr, view):
                         if _dead(view):  # lost our last unit to the AI's moves of this turn
                             break
                         client.send(packet, **fields)
                         client.receive_until({"PACKET_PROCESSING_FINISHED"})
+                        sent.append((packet, fields))
                         game_out.ledger.sent(view, view.turn, packet, fields)
                     government = view.players.get(view.player_id, {}).get("government")
-                    if government != rated:  # each government allows its own highest rate
+                    if government != rated and not _dead(view):  # each government its own rate
                         rated = government
                         for science in SCIENCE_RATES:
                             packet, fields = science_rates(science)
@@ -163,6 +164,9 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                         f"score {row['score']}, {len(sent)} orders, {row['seconds']:.1f} s")
                     if not _dead(view):  # a dead player's "done" is refused; no turn follows
                         client.send("PACKET_PLAYER_PHASE_DONE", turn=view.turn)
+                if not final and not destroyed and _dead(view):  # in the last turn played
+                    destroyed = True
+                    final = scores_after_our_end(srv, client)
                 if not final and not destroyed and server.end_turn == len(game_out.turns):
                     _, report = client.receive_until({"PACKET_ENDGAME_REPORT"})
                     final = _final_scores(client, report)
@@ -230,8 +234,10 @@ def _result(game_out: FreeCivGame, *, final: dict[int, int], destroyed: bool, me
             method: str, seed: int, server: ServerConfig, seconds: float) -> dict:
     others = [s for p, s in final.items() if p != me]
     best = max(others, default=None)
-    winner = 1 if destroyed else None
-    if final and best is not None and final.get(me, 0) != best and not destroyed:
+    winner = None
+    if destroyed:  # a loss, to the best of the others when their scores are known
+        winner = 1 + others.index(best) if best is not None else 1
+    elif final and best is not None and final.get(me, 0) != best:
         winner = 0 if final.get(me, 0) > best else 1 + others.index(best)
     return {
         "method": method, "seed": seed, "turns": len(game_out.turns),

@@ -107,3 +107,17 @@ def test_a_game_we_were_destroyed_in_is_played_out_for_freecivs_final_scores():
         p for p in iter(client.receive, None) if p[0] in names)
     assert scores_after_our_end(srv, client) == {0: 6, 1: 16}
     assert srv.lines == ["set timeout -1"]
+
+
+def test_a_destroyed_game_is_lost_to_the_best_other_player_even_with_the_higher_score():
+    from nlmcs.experiments.freeciv_play import FreeCivGame, _result
+    from nlmcs.games.freeciv.server import ServerConfig
+
+    server = ServerConfig(seed=1, ai_players=2)
+    kw = {"method": "uct", "seed": 1, "server": server, "seconds": 1.0}
+    # us (player 0) dead with 9 points; AIs 1 and 2 scored 4 and 7: a loss to the second
+    lost = _result(FreeCivGame(), final={0: 9, 1: 4, 2: 7}, destroyed=True, me=0, **kw)
+    assert lost["winner"] == 2 and lost["destroyed"] and lost["scores"] == [9, 4, 7]
+    assert _result(FreeCivGame(), final={}, destroyed=True, me=0, **kw)["winner"] == 1
+    won = _result(FreeCivGame(), final={0: 9, 1: 4, 2: 7}, destroyed=False, me=0, **kw)
+    assert won["winner"] == 0 and not won["destroyed"]
