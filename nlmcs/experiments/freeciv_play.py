@@ -27,6 +27,7 @@ from nlmcs.experiments.relevance.log import END
 from nlmcs.files import AtomicFile, write_atomic, write_csv_rows
 from nlmcs.games.civ.state import CivState
 from nlmcs.games.freeciv.client import Client
+from nlmcs.games.freeciv.codec import ProtocolError
 from nlmcs.games.freeciv.orders import SCIENCE_RATES, fixed_rules, requests, science_rates
 from nlmcs.games.freeciv.packets_def import Protocol
 from nlmcs.games.freeciv.server import FreeCivServer, ServerConfig
@@ -224,10 +225,14 @@ def scores_after_our_end(srv, client) -> dict[int, int]:
     """FreeCiv's final scores of a game we were destroyed in. The server starts no turn while
     no living human player is connected, so its console tells it to play the AIs' turns on
     without waiting (`timeout -1`, its autogame) to the game's end, whose report has the
-    scores; a destroyed game's margin is then the AI's real lead, not 0."""
+    scores; a destroyed game's margin is then the AI's real lead, not 0 ({}: a loss with the
+    scores unknown, should the server stay silent)."""
     srv.command("set timeout -1")
-    _, report = client.receive_until({"PACKET_ENDGAME_REPORT"})
-    return _final_scores(client, report)
+    try:
+        _, report = client.receive_until({"PACKET_ENDGAME_REPORT"})
+        return _final_scores(client, report)
+    except ProtocolError:
+        return {}
 
 
 def _result(game_out: FreeCivGame, *, final: dict[int, int], destroyed: bool, me: int,

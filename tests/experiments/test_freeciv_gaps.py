@@ -65,7 +65,9 @@ class _ScriptedServer:
 
     def receive(self):
         if not self.packets:
-            raise TimeoutError("waited for a packet the server never sends")
+            from nlmcs.games.freeciv.codec import ProtocolError
+
+            raise ProtocolError("cannot read from the server (timed out)")
         name, values = self.packets.pop(0)
         self.view.update(name, values)
         return name, values
@@ -107,6 +109,10 @@ def test_a_game_we_were_destroyed_in_is_played_out_for_freecivs_final_scores():
         p for p in iter(client.receive, None) if p[0] in names)
     assert scores_after_our_end(srv, client) == {0: 6, 1: 16}
     assert srv.lines == ["set timeout -1"]
+    silent = _ScriptedServer([])  # the autogame never reports: a loss with scores unknown
+    silent.receive_until = lambda names: next(
+        p for p in iter(silent.receive, None) if p[0] in names)
+    assert scores_after_our_end(srv, silent) == {}
 
 
 def test_a_destroyed_game_is_lost_to_the_best_other_player_even_with_the_higher_score():
