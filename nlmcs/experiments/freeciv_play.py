@@ -100,9 +100,7 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                     if name == "PACKET_ENDGAME_REPORT":  # over before the turn limit (conquest)
                         final = _final_scores(client, values)
                         break
-                    if name == DESTROYED:
-                        destroyed = True  # the game goes on without us: a loss
-                        final = scores_after_our_end(srv, client)
+                    if name == DESTROYED:  # the game goes on without us: a loss
                         break
                     tr = translate(view, max_turns=server.end_turn, game=civ)
                     if tr.state.game is not civ:  # first turn, or the players changed
@@ -165,7 +163,7 @@ def play_freeciv(*, proto: Protocol, server: ServerConfig, method: str, turns: i
                         f"score {row['score']}, {len(sent)} orders, {row['seconds']:.1f} s")
                     if not _dead(view):  # a dead player's "done" is refused; no turn follows
                         client.send("PACKET_PLAYER_PHASE_DONE", turn=view.turn)
-                if not final and not destroyed and _dead(view):  # in the last turn played
+                if not final and _dead(view):  # between turns or in the last turn played
                     destroyed = True
                     final = scores_after_our_end(srv, client)
                 if not final and not destroyed and server.end_turn == len(game_out.turns):
@@ -211,14 +209,12 @@ def next_turn(client) -> tuple[str, dict]:
     game (`PACKET_ENDGAME_REPORT`), or (`DESTROYED`, {}) as soon as the server says our player is
     dead, whenever that comes: the server starts no more turns for a dead player (it refuses
     its "turn done"), so waiting for one would wait for ever."""
-    while True:
-        if _dead(client.view):
-            return DESTROYED, {}
+    while not _dead(client.view):
         name, values = client.receive()
-        if name in ("PACKET_BEGIN_TURN", "PACKET_ENDGAME_REPORT"):
-            if name == "PACKET_BEGIN_TURN" and _dead(client.view):
-                return DESTROYED, {}
+        if name == "PACKET_ENDGAME_REPORT" or (name == "PACKET_BEGIN_TURN"
+                                                and not _dead(client.view)):
             return name, values
+    return DESTROYED, {}
 
 
 def scores_after_our_end(srv, client) -> dict[int, int]:

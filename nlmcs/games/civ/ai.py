@@ -18,6 +18,7 @@ from nlmcs.errors import UserInputError
 from nlmcs.games.base import Action, AgentId
 from nlmcs.games.civ import combat, legal
 from nlmcs.games.civ.cities import tile_output
+from nlmcs.games.civ.mapgen import chebyshev_box
 from nlmcs.games.civ.tables import BUSY, FORTIFIED, FORTIFYING, IRRIGATION, MINE, ROAD
 
 
@@ -165,17 +166,9 @@ def spacing_blocked(s) -> frozenset[int]:
         if len(cache) > 2000:
             cache.clear()
         m = s.map
-        w, h = m.width, m.height
-        r = SITE_SPACING - 1
         blocked = set()
         for ct in key:
-            cx, cy = ct % w, ct // w
-            if m.wrap_x:
-                columns = [x % w for x in range(cx - r, cx + r + 1)]
-            else:
-                columns = range(max(0, cx - r), min(w, cx + r + 1))
-            for y in range(max(0, cy - r), min(h, cy + r + 1)):
-                blocked.update(y * w + x for x in columns)
+            blocked.update(chebyshev_box(ct, SITE_SPACING - 1, m.width, m.height, m.wrap_x))
         hit = cache[key] = frozenset(blocked)
     return hit
 

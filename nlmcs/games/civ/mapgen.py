@@ -75,6 +75,21 @@ class MapData:
         return max(self.apart[a % w][b % w], abs(a // w - b // w))
 
 
+def column(x: int, width: int, wrap_x: bool) -> int:
+    """Column x on a map `width` wide: round the seam when it wraps, -1 past a flat map's edge."""
+    if wrap_x:
+        return x % width
+    return x if 0 <= x < width else -1
+
+
+def chebyshev_box(tile: int, r: int, width: int, height: int, wrap_x: bool) -> tuple[int, ...]:
+    """The tiles within `r` of `tile` (Chebyshev), row by row: city spacing's test."""
+    x, y = tile % width, tile // width
+    xs = [c for c in (column(x + dx, width, wrap_x) for dx in range(-r, r + 1)) if c >= 0]
+    return tuple(yy * width + c for yy in range(max(0, y - r), min(height, y + r + 1))
+                 for c in xs)
+
+
 def columns_apart(x1: int, x2: int, width: int, wrap_x: bool) -> int:
     """Columns between x1 and x2 on a map `width` wide, the short way round when it wraps."""
     d = abs(x1 - x2)
@@ -99,10 +114,8 @@ def build_map(tables: Tables, width: int, height: int, terrain, resource, river,
         raise UserInputError(f"map width {width} is too narrow to wrap (a city's radius would "
                              f"meet itself; at least {2 * max(reach, gap, 1) + 1})")
 
-    def column(x: int) -> int:  # x on the map, or -1 past an edge that does not wrap
-        if wrap_x:
-            return x % width
-        return x if 0 <= x < width else -1
+    def col(x: int) -> int:
+        return column(x, width, wrap_x)
 
     n = width * height
     terrain = np.asarray(terrain, dtype=np.int8).reshape(n)
@@ -116,7 +129,7 @@ def build_map(tables: Tables, width: int, height: int, terrain, resource, river,
         x, y = tile % width, tile // width
         row = []
         for dx, dy in DELTAS:
-            nx, ny = column(x + dx), y + dy
+            nx, ny = col(x + dx), y + dy
             row.append(ny * width + nx if nx >= 0 and 0 <= ny < height else -1)
         nbrs.append(tuple(row))
     coast = tuple(
@@ -134,14 +147,9 @@ def build_map(tables: Tables, width: int, height: int, terrain, resource, river,
     radius = []
     for tile in range(n):
         x, y = tile % width, tile // width
-        radius.append(tuple((y + dy) * width + column(x + dx) for dx, dy in offsets
-                            if column(x + dx) >= 0 and 0 <= y + dy < height))
-    too_close = []
-    for tile in range(n):
-        x, y = tile % width, tile // width
-        too_close.append(tuple(yy * width + column(xx)
-                               for yy in range(max(0, y - gap), min(height, y + gap + 1))
-                               for xx in range(x - gap, x + gap + 1) if column(xx) >= 0))
+        radius.append(tuple((y + dy) * width + col(x + dx) for dx, dy in offsets
+                            if col(x + dx) >= 0 and 0 <= y + dy < height))
+    too_close = [chebyshev_box(tile, gap, width, height, wrap_x) for tile in range(n)]
     return MapData(
         width=width, height=height, terrain=terrain, resource=resource, river=river,
         terr=terr, res=tuple(int(v) for v in resource), riv=riv, ocean=ocean,
