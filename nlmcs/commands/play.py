@@ -116,6 +116,12 @@ def register_bench(bench_sub) -> None:
                    help="timed real steps, each from the same position (after one untimed "
                         "warm-up step)")
     _start_turn_option(s)
+    s.add_argument("--path", choices=("both", *SCORING_PATHS), default="both",
+                   help="how the network scores a candidate set: from integer tables in one "
+                        "compiled call (tables, the default), or signature by signature (the "
+                        "path before it, kept as its reference); both: time the tables' "
+                        "steps, then the same steps per signature, in one run (where the "
+                        "network has tables: the text kinds in document order)")
     s.add_argument("--out", type=Path,
                    help="also append each timed step (its parts' seconds and calls), with the "
                         "time, host and load average, to this CSV file")
@@ -286,20 +292,26 @@ def bench_cli(args: argparse.Namespace) -> int:
     return 0
 
 
+SCORING_PATHS = {"tables": "tables (one compiled call per candidate set)",
+                 "signatures": "per signature (the path before the tables)"}
+"""The network's two ways to score a search's candidates (`nlmcs bench step --path`), with
+the label each one's table is printed under."""
+
+
 def step_columns(parts, later: tuple[str, ...] = ()) -> tuple[str, ...]:
     """The columns of `nlmcs bench step --out` after the context ones: a row per timed step;
-    the `later` parts' columns come last."""
+    the `later` parts' columns come last, then the scoring path (`SCORING_PATHS`)."""
     def split(names):
         return [f"{name}_{what}" for name in names for what in ("seconds", "calls")]
 
     return ("method", "rollouts", "depth", "workers", "backend", "seed", "start_turn", "step",
             "seconds", *split([p for p in parts if p not in later]), "rest_seconds",
-            "replay_seconds", "replay_same", "engine", *split(later))
+            "replay_seconds", "replay_same", "engine", *split(later), "path")
 
 
 def bench_step_cli(args: argparse.Namespace) -> int:
     from nlmcs.experiments.bench_record import BenchLog
-    from nlmcs.experiments.bench_step import LATER_PARTS, PARTS, bench_step, rollout_spread
+    from nlmcs.experiments.bench_step import LATER_PARTS, PARTS
     from nlmcs.experiments.positions import start_position
 
     method = get_method(args.method)
@@ -314,34 +326,85 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     log = BenchLog(args.out, columns)  # a bad --out is refused before any work
     game = simulated_game(args)
     state = start_position(game, seed=args.seed, turns=args.start_turn)
-    planner = make_planner(method.name, game=game, manual=args.manual,
-                           corpus=corpus_options(args), search_config=scfg, model_config=mcfg,
-                           seed=args.seed, reader=reader_options(args),
-                           net=net_options(args))  # fmt: skip
+
+    def planner_on(path: str):
+        planner = make_planner(method.name, game=game, manual=args.manual,
+                               corpus=corpus_options(args), search_config=scfg,
+                               model_config=mcfg, seed=args.seed, reader=reader_options(args),
+                               net=net_options(args))  # fmt: skip
+        net = getattr(planner.core.evaluator, "net", None)
+        if path == "signatures" and net is not None:
+            net.tables = None
+        return planner, getattr(net, "tables", None) is not None
+
+    planner, tabled = planner_on(args.path)
+    if not tabled:
+        paths = ["signatures"]
+        if args.path != "signatures":
+            print("note: this network has no tables (a ranked candidate set, or a kind "
+                  "without text): timing its per-signature path", flush=True)
+    else:
+        paths = ["tables", "signatures"] if args.path == "both" else [args.path]
     print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {mcfg.backend}, "
-          f"{scfg.engine} engine, from turn "
-          f"{state.turn}; one warm-up step, then {args.steps} timed", flush=True)
+          f"{scfg.engine} engine, from turn {state.turn}; scoring "
+          f"{' then '.join(SCORING_PATHS[p] for p in paths)}, each with one warm-up step, "
+          f"then {args.steps} timed", flush=True)
+    same, means = True, {}
+    for n, path in enumerate(paths):
+        if n:
+            print(f"\nscoring {SCORING_PATHS[path]}:", flush=True)
+            planner, _ = planner_on(path)
+        rows = _time_steps(args, planner, state, method.name, (scfg, mcfg), log, columns, path)
+        means[path] = sum(r.seconds for r in rows) / len(rows)
+        _print_parts(rows, PARTS, path if n else None)
+        same = same and all(r.replay_same for r in rows)
+    if len(means) == 2:
+        ratio = means["tables"] / means["signatures"]
+        print(f"\ntables against per signature: {means['tables']:.3f} / "
+              f"{means['signatures']:.3f} s per step ({ratio:.2f}x)")
+    print(log.summary())
+    if not same:
+        print("error: learning the step's roll-outs again from its first weights did not give "
+              "its last ones: the updates depend on more than the roll-outs' rows",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _time_steps(args, planner, state, name: str, configs_: tuple, log, columns, path: str
+                ) -> list:
+    """The timed steps of one scoring path, each row appended to the --out table."""
+    from nlmcs.experiments.bench_step import PARTS, bench_step
+
+    scfg, mcfg = configs_
 
     def on_step(k, row):
         print(f"step {k + 1}: {row.seconds:.2f} s", flush=True)
-        split = {f"{name}_{what}": getattr(row, attr).get(name, 0)
-                 for name in PARTS for what, attr in (("seconds", "parts"), ("calls", "calls"))}
-        fields = {"method": method.name, "rollouts": scfg.rollouts, "depth": scfg.depth,
+        split = {f"{part}_{what}": getattr(row, attr).get(part, 0)
+                 for part in PARTS for what, attr in (("seconds", "parts"), ("calls", "calls"))}
+        fields = {"method": name, "rollouts": scfg.rollouts, "depth": scfg.depth,
                   "workers": scfg.workers, "backend": mcfg.backend, "seed": args.seed,
                   "start_turn": args.start_turn, "step": k + 1, "seconds": row.seconds,
                   **split, "rest_seconds": row.rest, "replay_seconds": row.replay_seconds,
-                  "replay_same": row.replay_same, "engine": scfg.engine}
+                  "replay_same": row.replay_same, "engine": scfg.engine, "path": path}
         log.record({c: fields[c] for c in columns})
 
     try:
-        rows = bench_step(planner, state, steps=args.steps, seed=args.seed, on_step=on_step)
+        return bench_step(planner, state, steps=args.steps, seed=args.seed, on_step=on_step)
     finally:
         planner.close()
+
+
+def _print_parts(rows: list, parts: dict, path: str | None) -> None:
+    """The parts table of one path's timed steps: the first path's ends on the plain `step`
+    line, a later one's on a line labelled with its path."""
+    from nlmcs.experiments.bench_step import rollout_spread
+
     n = len(rows)
     total = sum(r.seconds for r in rows) / n
     print(f"\n{'part (mean of the timed steps)':<40}{'calls':>9}{'s/step':>9}{'us/call':>9}"
           f"{'share':>7}")
-    for name, label in PARTS.items():
+    for name, label in parts.items():
         calls = sum(r.calls.get(name, 0) for r in rows) / n
         if not calls:
             continue
@@ -352,7 +415,8 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     rest_name = ("roll-out loop (the rest)" if any(r.calls.get("board") for r in rows)
                  else "engine, roll-out loop (the rest)")
     print(f"{rest_name:<40}{'':>9}{rest:>9.3f}{'':>9}{100 * rest / total:>6.1f}%")
-    print(f"{'step':<40}{'':>9}{total:>9.3f}")
+    step = "step" if path is None else f"step, {path}"
+    print(f"{step:<40}{'':>9}{total:>9.3f}")
     replay_s = sum(r.replay_seconds for r in rows) / n
     same = all(r.replay_same for r in rows)
     print(f"\nsweeps learned again alone: {1e3 * replay_s / rows[0].rollouts:.3f} ms per roll-out "
@@ -365,10 +429,3 @@ def bench_step_cli(args: argparse.Namespace) -> int:
         least = sum(r.ceiling(w) for r in rows) / n
         print(f"{w} workers at best: {least:.2f} s per step ({total / least:.2f}x): each batch "
               "waits for its last roll-out, then every replica learns all of them")
-    print(log.summary())
-    if not same:
-        print("error: learning the step's roll-outs again from its first weights did not give "
-              "its last ones: the updates depend on more than the roll-outs' rows",
-              file=sys.stderr)
-        return 1
-    return 0

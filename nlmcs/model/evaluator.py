@@ -103,7 +103,16 @@ class NetworkEvaluator:
         known = self.net.cache.agents
         found = known.get(key)
         if found is None:
-            found = known[key] = self.net.expected_q(_signatures(state, agent, actions))
+            tables = self.net.tables
+            if tables is None:
+                found = self.net.expected_q(_signatures(state, agent, actions))
+            else:  # the candidates' ids, kept for the search, and one compiled call
+                ids = tables.agents.get(key)
+                if ids is None:
+                    ids = tables.of(_signatures(state, agent, actions))
+                    tables.agents[key] = ids
+                found = self.net.agent_expected(ids)
+            known[key] = found
             found.flags.writeable = False
         return found
 

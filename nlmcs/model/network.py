@@ -8,7 +8,10 @@ the text kinds are scored by `nlmcs.model.kernels.scoring` from weight sums that
 share (an agent's candidate set, an action type, an action, a state label), each kept in its own
 cache (`ScoreCache`) until a weight changes (a weight snapshot); the numpy backend and the
 kinds without text are scored by the reference. A search step evaluates all candidates of all
-agents through `expected_q`, which scores the new signatures only.
+agents through `expected_q`, which scores the new signatures only, or, where the candidates
+have a key (a board's agents) and the configuration has tables, through `agent_expected`: one
+compiled call per candidate set on the signatures' integer tables (`nlmcs.model.tables`), the
+same values to the last bit.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from nlmcs.model.rows import (
     row_sums,
 )
 from nlmcs.model.shared_scores import SharedScores, signature_key
+from nlmcs.model.tables import SignatureTables
 
 
 @dataclass
@@ -96,6 +100,10 @@ class ValueNetwork:
         self.cache = ScoreCache()
         self.shared: SharedScores | None = None  # E[Q] shared with the other roll-out workers
         self.snapshot = 0  # weight changes so far: the same count in every replica
+        self.epoch = 0  # weight changes so far in this process (never set back: the stamps)
+        # the signatures as integer tables, for the compiled E[Q] of a candidate set
+        self.tables = (SignatureTables(self.rows) if self.compiled
+                       and SignatureTables.supports(self.rows) else None)
         self._keys: dict[Signature, tuple[int, int]] = {}  # signature -> its shared key
         # u, v, w as a replica in another process last copied them (`keep_changes`)
         self._shipped: tuple[np.ndarray, ...] | None = None
@@ -186,6 +194,7 @@ class ValueNetwork:
     def weights_changed(self) -> None:
         self.cache.clear()
         self.snapshot += 1
+        self.epoch += 1
 
     # --- scores under the current weights -----------------------------------------------------
     def scores(self, sig: Signature) -> SigScores:
@@ -387,6 +396,44 @@ class ValueNetwork:
                     out[i] = self._shared_expected(sigs[i])
         return np.array(out)
 
+    def agent_expected(self, sids: np.ndarray) -> np.ndarray:
+        """E[Q] of one agent's candidates by their ids in `tables` (`SignatureTables.of`), in
+        one compiled call (`scoring.agent_expected`): the same values as `expected_q`. What
+        the candidates share (their candidate set's and state labels' sums) comes from this
+        network's caches."""
+        if not len(sids):
+            return np.zeros(0)
+        cfg, rows, tables = self.config, self.rows, self.tables
+        feats = tables.features[sids[0]]
+        uw = feats.unit
+        labels = cfg.kind == "text"
+        static, static_exp = self._static(uw) if labels else (_NO_STATIC, _NO_STATIC)
+        base = self.cache.label_marginals.get(uw.key, _NO_BASE) if labels else _NO_BASE
+        kernels = scoring()
+        out, marg, first = kernels.agent_expected(*kernels.AgentInputs(
+            sids, self.epoch, *tables.inputs(), len(uw.sentences), uw.rows, uw.parent,
+            uw.order, uw.norm, self._unit_scores(uw)[0], static, static_exp,
+            *self._state_sums(feats), *base, self._null_logit(), self.w[rows.match_slots],
+            self.u, self.v, self.w, rows.flag_slots, rows.plabel_slots, cfg.temperature,
+            cfg.grounding_features, labels, float(self.u[rows.overlap_slot]),
+            float(self.u[rows.meaning_slot]) if cfg.meaning else 0.0, cfg.meaning))
+        if first >= 0:
+            self.cache.label_marginals[uw.key] = (marg, tables.features[sids[first]].flags)
+        return out
+
+    def _table_value(self, sig: Signature) -> SigScores:
+        """`_value` of a signature from `tables` (scored there first under these weights if
+        it was not)."""
+        tables = self.tables
+        s = tables.ids.get(sig)
+        if s is None or not tables.scored(s, self.epoch):
+            s = int(tables.of([sig])[0])
+            self.agent_expected(np.array([s]))
+        game, p, lang, expected, pred_a = tables.values(s)
+        pred_in = ((pred_a, self._state_sums(tables.features[s])[2])
+                   if self.config.kind == "text" else None)
+        return SigScores(game, p, lang, None, None, None, expected, pred_in)
+
     def _shared_expected(self, sig: Signature) -> float:
         """E[Q] of a signature not asked yet under these weights: this process's scores,
         another worker's value (`shared_scores`), else computed here and published."""
@@ -408,7 +455,7 @@ class ValueNetwork:
 
     def sample(self, sig: Signature, rng: np.random.Generator) -> Decision:
         """Draw y (and z) at the configured temperature and return the resulting Q = w . f."""
-        sc = self._value(sig)
+        sc = self._value(sig) if self.tables is None else self._table_value(sig)
         kind = self.config.kind
         if not self.compiled or kind == "linear":
             f = reference.Forward(sc.game, sc.p, sc.lang, sc.pred, sc.cond, sc.marg, None,

@@ -104,9 +104,11 @@ def test_bench_step_appends_a_row_per_timed_step(tmp_path, capsys):
     assert f"rows appended to {out}" in capsys.readouterr().out
     header, rows = _rows(out)
     assert header == [*CONTEXT_COLUMNS, *step_columns(PARTS, LATER_PARTS)]
-    assert header[-2:] == ["board_seconds", "board_calls"]  # after the older columns
-    assert [(r["method"], r["step"]) for r in rows] == [("linear", "1"), ("linear", "2"),
-                                                        ("text", "1")]
+    assert header[-3:] == ["board_seconds", "board_calls", "path"]  # after the older columns
+    # text times its steps from the tables, then per signature; linear has no tables
+    assert [(r["method"], r["step"], r["path"]) for r in rows] == [
+        ("linear", "1", "signatures"), ("linear", "2", "signatures"), ("text", "1", "tables"),
+        ("text", "1", "signatures")]
     for r in rows:
         parts = sum(float(r[f"{name}_seconds"]) for name in PARTS)
         # the parts and the rest make up the step, and the replayed sweeps end on its weights

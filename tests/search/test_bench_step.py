@@ -83,6 +83,15 @@ def test_bench_step_command(tmp_path, monkeypatch, capsys):
     assert code == 0, out
     assert "learning sweeps" in out and "weights equal to the step's: yes" in out
     assert "2 workers at best" in out and "roll-outs played:" in out
+    assert "note: this network has no tables" in out  # linear: its one path, per signature
+    code = main(["bench", "step", "--method", "text", "--map", "tiny", "--rollouts", "4",
+                 "--depth", "2", "--steps", "1"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    # the tables' table first, ending on the plain step line, then per signature, labelled
+    tables, signatures = out.split("scoring per signature")
+    assert "\nstep " in tables and "\nstep, signatures " in signatures
+    assert "tables against per signature:" in signatures
     assert main(["bench", "step", "--method", "uct", "--map", "tiny"]) == 2
     assert "learns no value network" in capsys.readouterr().err
     assert main(["bench", "step", "--method", "q0", "--map", "tiny"]) == 2  # MC, a constant Q

@@ -299,3 +299,197 @@ def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temper
                 x += match_w[lab] * norm[j]
             q += x
     return labels, q
+
+
+class AgentInputs(NamedTuple):
+    """The parameters of `agent_expected`, in order: the candidates' signature ids, the weight
+    snapshot, the weight-free tables of `nlmcs.model.tables.SignatureTables` with the stamped
+    per-snapshot sums it keeps beside them (a stamp is the snapshot an entry was computed
+    under), then the agent's candidate set and state sums, which all its candidates share."""
+
+    sids: np.ndarray  # (n,) the candidates' signature ids
+    epoch: int  # the weight snapshot
+    sig_meta: np.ndarray  # (S, 5) int: stamp, action key, game slots lo, hi, flags lo
+    sig_rows_lo: np.ndarray  # (S,) first of its C+1 entries in sig_p and sig_lang
+    sig_game: np.ndarray  # (S,) w . x, per snapshot
+    sig_expected: np.ndarray  # (S,) E[Q], per snapshot
+    sig_p: np.ndarray  # relevance (C+1 per signature), per snapshot
+    sig_lang: np.ndarray  # language score per row (C+1), per snapshot
+    game_slots: np.ndarray  # w slots of each signature's game features
+    flags: np.ndarray  # (., 3) bool: each signature's word flags (Wc per signature)
+    act_meta: np.ndarray  # (A, 5) int: stamp, action-type part, action part, rows lo, words lo
+    act_rel: np.ndarray  # rel_a (C per action key), per snapshot
+    act_lang: np.ndarray  # lang_a (C), per snapshot
+    act_pred: np.ndarray  # (., 2) pred_a (Wc), per snapshot
+    part_meta: np.ndarray  # (P, 3) int: stamp, rows lo, words lo
+    part_phi_slots: np.ndarray  # (.,) u slots of word x action type (action-type parts)
+    part_lang_slots: np.ndarray  # (.,) w slots of the language feature
+    part_pred_slots: np.ndarray  # (., 2) w slots of the predicate features
+    part_overlap: np.ndarray  # (.,) overlap counts per row (unit-action parts)
+    part_meaning: np.ndarray  # (.,) meaning cosines per row (unit-action parts, with meaning)
+    part_phi: np.ndarray  # (.,) u . phi per row (action-type parts), per snapshot
+    part_lang: np.ndarray  # (.,) w . f_language per row, per snapshot
+    part_pred: np.ndarray  # (., 2) w . f_predicate per word, per snapshot
+    n_rows: int  # the agent's C candidate sentences
+    rows: np.ndarray  # (Wc,)
+    parent: np.ndarray  # (Wc,)
+    order: np.ndarray  # (Wc,)
+    norm: np.ndarray  # (Wc,)
+    unit_phi: np.ndarray  # (C,) `ActionInputs.unit_phi`
+    static: np.ndarray  # (Wc, 3)
+    static_exp: np.ndarray  # (Wc, 3)
+    rel_b: np.ndarray  # (C,) the agent's state sums (`ScoreInputs`)
+    lang_b: np.ndarray  # (C,)
+    pred_b: np.ndarray  # (Wc, 2)
+    base_marg: np.ndarray  # (Wc, 3) or empty: `text_expected`'s base
+    base_flags: np.ndarray  # (Wc, 3) or empty
+    null_logit: float
+    match_w: np.ndarray  # (2,)
+    u: np.ndarray
+    v: np.ndarray
+    w: np.ndarray
+    flag_slots: np.ndarray
+    plabel_slots: np.ndarray
+    temperature: float
+    grounding: bool
+    labels: bool
+    overlap_w: float  # u of the overlap feature
+    meaning_w: float  # u of the meaning feature (0 without meaning)
+    meaning: bool
+
+
+@njit(cache=True)
+def _pairwise_block(a, lo, n):
+    """numpy's pairwise sum of a[lo:lo + n] for n <= 128: eight running sums."""
+    if n < 8:
+        res = 0.0
+        for i in range(n):
+            res += a[lo + i]
+        return res
+    r = np.empty(8)
+    for j in range(8):
+        r[j] = a[lo + j]
+    i = 8
+    while i < n - n % 8:
+        for j in range(8):
+            r[j] += a[lo + i + j]
+        i += 8
+    res = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@njit(cache=True)
+def pairwise_sum(a, lo, n):
+    """numpy's sum of a[lo:lo + n] (its pairwise summation: blocks of at most 128 summed as
+    `_pairwise_block`, a longer run split in halves, the first a multiple of 8, and their sums
+    added), so the same value to the last bit. The halves are walked with a stack, not by
+    recursion, which numba's on-disk cache does not load back."""
+    if n <= 128:
+        return _pairwise_block(a, lo, n)
+    todo_lo = np.empty(128, np.int64)
+    todo_n = np.empty(128, np.int64)  # -1: add the last two sums
+    sums = np.empty(128)
+    todo_lo[0], todo_n[0] = lo, n
+    t, k = 1, 0
+    while t:
+        t -= 1
+        at, m = todo_lo[t], todo_n[t]
+        if m < 0:
+            k -= 1
+            sums[k - 1] = sums[k - 1] + sums[k]
+        elif m <= 128:
+            sums[k] = _pairwise_block(a, at, m)
+            k += 1
+        else:
+            half = m // 2
+            half -= half % 8
+            todo_n[t] = -1
+            todo_lo[t + 1], todo_n[t + 1] = at, half
+            todo_lo[t + 2], todo_n[t + 2] = at + half, m - half
+            t += 3
+    return sums[0]
+
+
+@njit(cache=True)
+def agent_expected(
+    sids, epoch, sig_meta, sig_rows_lo, sig_game, sig_expected, sig_p, sig_lang, game_slots,
+    flags, act_meta, act_rel, act_lang, act_pred, part_meta, part_phi_slots, part_lang_slots,
+    part_pred_slots, part_overlap, part_meaning, part_phi, part_lang, part_pred, n_rows, rows,
+    parent, order, norm, unit_phi, static, static_exp, rel_b, lang_b, pred_b, base_marg,
+    base_flags, null_logit, match_w, u, v, w, flag_slots, plabel_slots, temperature,
+    grounding, labels, overlap_w, meaning_w, meaning,
+):
+    """E[Q] of one agent's candidates (parameters: `AgentInputs`) with `text_expected`'s
+    arithmetic, from the sums each candidate's action key and action type keep per snapshot
+    (computed here the first time a snapshot asks for them, as `ValueNetwork._action_sums`
+    and `_part_scores` compute them), and the candidates already scored under this snapshot
+    read back. Returns E[Q] (n,), and the label marginals of the first candidate scored here
+    without a base with its place (-1: none), for the caller to lend on."""
+    n = len(sids)
+    out = np.empty(n)
+    n_words = len(rows)
+    lent = base_marg
+    lent_flags = base_flags
+    first = -1
+    first_marg = np.empty((0, 3))
+    for i in range(n):
+        s = sids[i]
+        if sig_meta[s, 0] == epoch:
+            out[i] = sig_expected[s]
+            continue
+        ak = sig_meta[s, 1]
+        a0, a1 = act_meta[ak, 3], act_meta[ak, 4]
+        if act_meta[ak, 0] != epoch:
+            pa, pb = act_meta[ak, 1], act_meta[ak, 2]
+            r0, w0 = part_meta[pa, 1], part_meta[pa, 2]
+            if part_meta[pa, 0] != epoch:  # the action type's sums (`_part_scores`)
+                for r in range(n_rows):
+                    part_phi[r0 + r] = 0.0
+                    part_lang[r0 + r] = 0.0
+                for j in range(n_words):
+                    part_phi[r0 + rows[j]] += u[part_phi_slots[w0 + j]] * norm[j]
+                    part_lang[r0 + rows[j]] += w[part_lang_slots[w0 + j]] * norm[j]
+                    for c in range(2):
+                        part_pred[w0 + j, c] = w[part_pred_slots[w0 + j, c]] * norm[j]
+                part_meta[pa, 0] = epoch
+            b0, c0 = part_meta[pb, 1], part_meta[pb, 2]
+            rel, lang, pred = action_sums(
+                rows, norm, unit_phi, part_phi[r0:r0 + n_rows], part_lang[r0:r0 + n_rows],
+                part_pred[w0:w0 + n_words], w, part_lang_slots[c0:c0 + n_words],
+                part_pred_slots[c0:c0 + n_words], overlap_w, part_overlap[b0:b0 + n_rows])
+            for r in range(n_rows):
+                act_rel[a0 + r] = rel[r] + meaning_w * part_meaning[b0 + r] if meaning else rel[r]
+                act_lang[a0 + r] = lang[r]
+            for j in range(n_words):
+                act_pred[a1 + j, 0] = pred[j, 0]
+                act_pred[a1 + j, 1] = pred[j, 1]
+            act_meta[ak, 0] = epoch
+        g0, g1 = sig_meta[s, 2], sig_meta[s, 3]
+        game = 0.0
+        if g1 > g0:
+            slots = game_slots[g0:g1]
+            picked = np.empty(g1 - g0)
+            for k in range(g1 - g0):
+                picked[k] = w[slots[k]]
+            game = pairwise_sum(picked, 0, g1 - g0)
+        f0 = sig_meta[s, 4]
+        p, lang, expected, marg = text_expected(
+            n_rows, rows, parent, order, act_rel[a0:a0 + n_rows], rel_b, null_logit,
+            act_lang[a0:a0 + n_rows], lang_b, act_pred[a1:a1 + n_words], pred_b, norm,
+            grounding, match_w, static, static_exp, flags[f0:f0 + n_words], labels, v,
+            flag_slots, plabel_slots, temperature, game, lent, lent_flags)
+        if labels and len(lent) != n_words:  # the first without a base lends its marginals
+            lent, lent_flags = marg, flags[f0:f0 + n_words]
+            first, first_marg = i, marg
+        q0 = sig_rows_lo[s]
+        for r in range(n_rows + 1):
+            sig_p[q0 + r] = p[r]
+            sig_lang[q0 + r] = lang[r]
+        sig_game[s] = game
+        sig_expected[s] = expected
+        sig_meta[s, 0] = epoch
+        out[i] = expected
+    return out, first_marg, first

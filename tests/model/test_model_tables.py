@@ -1,0 +1,167 @@
+"""The compiled E[Q] of a candidate set from integer tables (`nlmcs.model.tables`,
+`scoring.agent_expected`) against the per-signature path it replaces in the search: the same
+values to the last bit, under every weight snapshot, and the same draws."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from toy_game import make_manual, same_random_weights
+
+from nlmcs.model.config import ModelConfig
+from nlmcs.model.features import ManualIndex, Signature
+from nlmcs.model.kernels.scoring import pairwise_sum
+from nlmcs.model.network import ValueNetwork
+from nlmcs.model.tables import SignatureTables
+
+ACTIONS = [(("irrigate",), "irrigate"), (("mine",), "mine"), (("move", "north"), "move"),
+           (("wait",), "wait"), (("research bronze working",), "research")]
+STATES = [(), ("grassland",), ("hills", "river"),
+          ("grassland", "hills", "river", "coast", "plains", "forest", "desert", "city")]
+AGENTS = [("settlers",), ("warriors",), ("civilization",), ("trireme",)]
+CANDIDATES = [[Signature(agent, action, atype, state) for action, atype in ACTIONS]
+              for agent in AGENTS for state in STATES]
+"""One agent's candidates per list, as the search asks for them (one agent word, one state);
+the last state has eight labels, so its game sums take numpy's blocked order."""
+
+VARIANTS = [
+    {},
+    {"normalize": True, "overlap_state": True, "grounding_features": False},
+    {"temperature": 0.7, "max_sentences": 2},  # a cap in document order still has tables
+]
+
+
+@pytest.fixture(scope="module")
+def index():
+    return ManualIndex.build(make_manual(), min_count=1)
+
+
+def _pair(index, **kw):
+    """Two compiled networks with the same weights: one scores from tables, one per signature."""
+    nets = [ValueNetwork(ModelConfig(min_count=1, **kw), index) for _ in range(2)]
+    assert nets[0].tables is not None
+    nets[1].tables = None
+    same_random_weights(nets)
+    return nets
+
+
+def _change(nets, rng, scale):
+    """The same new weights in every network (a new snapshot)."""
+    for table in ("u", "v", "w"):
+        values = rng.normal(0, scale, size=getattr(nets[0], table).shape)
+        for net in nets:
+            getattr(net, table)[:] = values
+            net.weights_changed()
+
+
+@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("scale", [0.5, 400.0])
+def test_tables_give_the_per_signature_values_under_every_snapshot(index, kind, variant,
+                                                                   scale):
+    tabled, plain = _pair(index, kind=kind, **variant)
+    rng = np.random.default_rng(1)
+    for snapshot in range(3):
+        for cands in CANDIDATES:
+            ids = tabled.tables.of(cands)
+            got = tabled.agent_expected(ids)
+            want = plain.expected_q(cands)
+            assert got.tobytes() == want.tobytes(), (snapshot, cands[0])
+            assert tabled.agent_expected(ids).tobytes() == got.tobytes()  # read back
+        _change([tabled, plain], rng, scale)
+
+
+def test_a_snapshot_never_reads_the_sums_of_the_one_before(index):
+    # One weight changed: every signature that reads it must be scored again, the shared sums
+    # of its action type and action included (their stamps are per snapshot).
+    tabled, plain = _pair(index)
+    cands = CANDIDATES[1]
+    ids = tabled.tables.of(cands)
+    before = tabled.agent_expected(ids)
+    feats = tabled.features(cands[0])
+    for net in (tabled, plain):
+        net.w[feats.parts[0].lang] += 1.0  # the action type's language weights
+        net.u[feats.parts[0].phi] -= 2.0  # and its relevance weights
+        net.weights_changed()
+    after = tabled.agent_expected(ids)
+    assert after[0] != before[0]
+    assert after.tobytes() == plain.expected_q(cands).tobytes()
+
+
+@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+def test_tables_draw_what_the_per_signature_path_draws(index, kind):
+    tabled, plain = _pair(index, kind=kind, normalize=True)
+    for cands in CANDIDATES:
+        tabled.agent_expected(tabled.tables.of(cands[:2]))  # some scored, some not yet
+        for sig in cands:
+            for seed in range(3):
+                a = tabled.sample(sig, np.random.default_rng(seed))
+                b = plain.sample(sig, np.random.default_rng(seed))
+                assert (a.y, a.z, a.q) == (b.y, b.z, b.q)
+
+
+def test_tables_grow_and_start_again_without_changing_a_value(index, monkeypatch):
+    from nlmcs.model import tables
+
+    tabled, plain = _pair(index)
+    monkeypatch.setattr(tables, "LIMIT", 12)  # start again every few agents
+    for cands in CANDIDATES * 2:
+        got = tabled.agent_expected(tabled.tables.of(cands))
+        assert got.tobytes() == plain.expected_q(cands).tobytes()
+    assert len(tabled.tables.ids) <= 12
+
+
+def test_ranked_candidate_sets_have_no_tables(index):
+    net = ValueNetwork(ModelConfig(min_count=1, rank_sentences="state-action",
+                                   max_sentences=2), index)
+    assert net.tables is None and not SignatureTables.supports(net.rows)
+    for kind, backend in (("nonlinear", "numba"), ("text", "numpy")):
+        assert ValueNetwork(ModelConfig(kind=kind, backend=backend, min_count=1),
+                            index).tables is None
+
+
+@pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 300, 1029, 5000])
+def test_pairwise_sum_is_numpys_sum(n):
+    rng = np.random.default_rng(n)
+    a = rng.normal(size=n + 3) * 10.0 ** rng.uniform(-6, 6, n + 3)
+    assert pairwise_sum(a, 3, n) == a[3:].sum()
+
+
+def _steps(method: str, tables: bool, steps: int = 3, **model) -> list:
+    from nlmcs.experiments.positions import start_position
+    from nlmcs.games.civ import CivConfig, CivGame
+    from nlmcs.methods import make_planner
+    from nlmcs.search.config import SearchConfig
+
+    game = CivGame(CivConfig.preset("small", max_turns=40))
+    state = start_position(game, seed=2, turns=12)
+    cfg = SearchConfig(rollouts=40, depth=8, engine="compiled")
+    planner = make_planner(method, game=game, search_config=cfg, seed=5,
+                           model_config=ModelConfig(**model) if model else None)
+    net = planner.core.evaluator.net
+    if not tables:
+        net.tables = None
+    rng = np.random.default_rng(1)
+    out = []
+    for _ in range(steps):
+        move = planner.choose(state, 0, rng)
+        out.append(sorted((a, repr(x)) for a, x in move.items()))
+        state.apply_joint_actions({0: move, 1: game.policy("builtin").joint_action(state, 1, rng)},
+                                  rng)
+    out.append([w.tobytes() for w in net.learned()[:3]])
+    return out
+
+
+@pytest.mark.parametrize("method,model", [("text", {}), ("random-text", {}),
+                                          ("relevance-only", {}),
+                                          ("text", {"normalize": True, "overlap_state": True})])
+def test_a_search_on_tables_plays_and_learns_what_the_per_signature_path_does(method, model,
+                                                                              monkeypatch):
+    calls = []
+    real = ValueNetwork.agent_expected
+    monkeypatch.setattr(ValueNetwork, "agent_expected",
+                        lambda self, ids: calls.append(len(ids)) or real(self, ids))
+    plain = _steps(method, False, **model)
+    assert not calls
+    assert _steps(method, True, **model) == plain
+    assert len(calls) > 100  # the search scored its candidates from the tables
