@@ -37,6 +37,7 @@ PARTS = {
     "opponent": "opponent's moves in roll-outs",
     "prior": "policy prior (text reader, corpus)",
     "board": "engine on the board (moves, labels)",
+    "turn": "compiled turns (Q, choices, datapoints)",
 }
 """The parts a step is split into, in print order, with their names in the table. Each part's
 seconds leave out the parts timed inside it (the board's labels asked for inside Q of
@@ -44,11 +45,11 @@ candidates count as the board's). Rows written before the "board" part existed (
 `board_*` cells empty) counted the board inside Q of candidates, the datapoints and the
 rest."""
 
-LATER_PARTS = ("board",)
+LATER_PARTS = ("board", "turn")
 """Parts that joined `nlmcs bench step --out`'s table after its first columns: theirs come
 last, so older tables still take new rows."""
 
-BOARD_CALLS = ("agents", "agent_actions", "legal_actions", "candidates_key",
+BOARD_CALLS = ("agents", "agent_actions", "agent_keys", "legal_actions", "candidates_key",
                "candidate_labels", "actions_labels", "action_labels", "state_labels",
                "agent_labels", "action_type", "play_turn", "is_terminal", "winner", "score",
                "stats", "clone")
@@ -117,6 +118,10 @@ class TimedEvaluator:
 
     def datapoint(self, state, agent, action, rng):
         return self._timed("datapoint", state, agent, action, rng)
+
+    def board_joint(self, state, player, eps, rng, *, learn, datapoints):
+        return self.clock.run("turn", self.inner.board_joint, state, player, eps, rng,
+                              learn=learn, datapoints=datapoints)
 
     def prepare(self, datapoints):
         return self._timed("prepare", datapoints)

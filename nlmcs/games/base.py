@@ -33,6 +33,13 @@ class Action(NamedTuple):
 JointAction = Mapping[AgentId, Action]
 
 
+class Picks(NamedTuple):
+    """A joint move given as each agent's index into `agent_actions(player)` (every agent, in
+    that order): what a compiled choice gives; only a board state plays it (`BoardState`)."""
+
+    index: np.ndarray
+
+
 class State(abc.ABC):
     """What changes during a game. All methods are cheap enough to call inside roll-outs."""
 
@@ -234,7 +241,13 @@ class BoardState(Protocol):
 
     def is_terminal(self) -> bool: ...
 
-    def play_turn(self, player: int, joint: JointAction, rng: np.random.Generator) -> None:
+    def agent_keys(self, player: int) -> list[Hashable]:
+        """`candidates_key` of each of `player`'s agents with its legal actions, in
+        `agent_actions` order, without making the actions."""
+        ...
+
+    def play_turn(self, player: int, joint: JointAction | Picks,
+                  rng: np.random.Generator) -> None:
         """`player`'s joint moves, then every other player's policy, then the turn's end (as
         `step`)."""
         ...

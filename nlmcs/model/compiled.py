@@ -25,6 +25,11 @@ def scoring() -> ModuleType:
     return _MODULES.get("scoring") or _load("scoring")
 
 
+def candidates() -> ModuleType:
+    """`nlmcs.model.kernels.candidates`: whole candidate sets scored from the tables."""
+    return _MODULES.get("candidates") or _load("candidates")
+
+
 def sweeps() -> ModuleType:
     """`nlmcs.model.kernels.sweeps`: the online updates."""
     return _MODULES.get("sweeps") or _load("sweeps")

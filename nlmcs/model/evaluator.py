@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from nlmcs.games.base import Action, AgentId, State
+from nlmcs.games.base import Action, AgentId, Picks, State
 from nlmcs.model import shared_scores
 from nlmcs.model.associations import word_associations
 from nlmcs.model.batch import Batch
+from nlmcs.model.compiled import candidates
 from nlmcs.model.features import LABELS, Signature, signature
 from nlmcs.model.learner import Decisions, learn, prepare
 from nlmcs.model.network import Decision, ValueNetwork
@@ -115,6 +116,57 @@ class NetworkEvaluator:
             known[key] = found
             found.flags.writeable = False
         return found
+
+    @property
+    def compiled_turns(self) -> bool:
+        """Whether `board_joint` may choose a roll-out's turns (the network has tables)."""
+        return self.net.tables is not None
+
+    def board_joint(self, state, player, eps, rng, *, learn: bool, datapoints: list):
+        """One simulated turn's joint move of `player` on a board state in one compiled call
+        (`candidates.choose_turn`: epsilon-greedy on E[Q], the uniform roll-out policy's move
+        where an agent explores, the chosen candidates' datapoints appended to `datapoints`
+        with `learn`), drawing what `RolloutCore.joint_move` draws: `Picks`, or None (nothing
+        drawn) where this network or state has no compiled turn."""
+        net = self.net
+        tables = net.tables
+        if tables is None or not hasattr(state, "agent_keys"):
+            return None
+        ids = self._agent_ids(state, player, tables)
+        if ids is None:
+            return None
+        if not ids:
+            return Picks(np.zeros(0, np.int64))
+        sids = np.concatenate(ids)
+        bounds = np.zeros(len(ids) + 1, np.int64)
+        np.cumsum([len(x) for x in ids], out=bounds[1:])
+        net.fresh_units(sids)
+        picks, sig, y, q, labels, at = candidates().choose_turn(
+            tables.arrays(), net.table_weights(), sids, bounds, net.epoch, eps, learn, rng)
+        if learn:
+            sigs, labels, at = tables.sigs, labels.tolist(), at.tolist()
+            datapoints.extend(Decision(sigs[s], row, tuple(labels[at[a]:at[a + 1]]), value)
+                              for a, (s, row, value) in enumerate(zip(
+                                  sig.tolist(), y.tolist(), q.tolist(), strict=True)))
+        return Picks(picks)
+
+    def _agent_ids(self, state, player, tables) -> list[np.ndarray] | None:
+        """Each agent's candidates' ids in `tables` (registering new candidate sets), or None
+        where an agent has no candidates."""
+        found = tables.agents
+        while True:
+            generation = tables.generation
+            ids = []
+            for a, key in enumerate(state.agent_keys(player)):
+                got = found.get(key)
+                if got is None:
+                    agent, actions = state.agent_actions(player)[a]
+                    if not actions:
+                        return None
+                    got = found[key] = tables.of(_signatures(state, agent, actions))
+                ids.append(got)
+            if tables.generation == generation:  # no registration started the tables again
+                return ids
 
     def datapoint(self, state, agent, action, rng) -> Decision:
         return self.net.sample(signature(state, agent, action), rng)

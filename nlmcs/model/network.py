@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from nlmcs.model import reference
-from nlmcs.model.compiled import scoring
+from nlmcs.model.compiled import candidates, scoring
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
 from nlmcs.model.rows import (
@@ -75,6 +75,7 @@ class ScoreCache:
     static_factors: dict = field(default_factory=dict)  # candidate set -> (Wc, 3)
     label_marginals: dict = field(default_factory=dict)  # candidate set -> (marg, flags)
     agents: dict = field(default_factory=dict)  # `State.candidates_key` -> E[Q] of the candidates
+    table_weights: list = field(default_factory=list)  # [the table kernels' weights], once made
     null: list = field(default_factory=list)  # [NULL's logit], once computed
 
     def clear(self) -> None:
@@ -398,28 +399,35 @@ class ValueNetwork:
 
     def agent_expected(self, sids: np.ndarray) -> np.ndarray:
         """E[Q] of one agent's candidates by their ids in `tables` (`SignatureTables.of`), in
-        one compiled call (`scoring.agent_expected`): the same values as `expected_q`. What
-        the candidates share (their candidate set's and state labels' sums) comes from this
-        network's caches."""
+        one compiled call (`candidates.agent_expected`): the same values as `expected_q`."""
         if not len(sids):
             return np.zeros(0)
-        cfg, rows, tables = self.config, self.rows, self.tables
-        feats = tables.features[sids[0]]
-        uw = feats.unit
-        labels = cfg.kind == "text"
-        static, static_exp = self._static(uw) if labels else (_NO_STATIC, _NO_STATIC)
-        base = self.cache.label_marginals.get(uw.key, _NO_BASE) if labels else _NO_BASE
-        kernels = scoring()
-        out, marg, first = kernels.agent_expected(*kernels.AgentInputs(
-            sids, self.epoch, *tables.inputs(), len(uw.sentences), uw.rows, uw.parent,
-            uw.order, uw.norm, self._unit_scores(uw)[0], static, static_exp,
-            *self._state_sums(feats), *base, self._null_logit(), self.w[rows.match_slots],
-            self.u, self.v, self.w, rows.flag_slots, rows.plabel_slots, cfg.temperature,
-            cfg.grounding_features, labels, float(self.u[rows.overlap_slot]),
-            float(self.u[rows.meaning_slot]) if cfg.meaning else 0.0, cfg.meaning))
-        if first >= 0:
-            self.cache.label_marginals[uw.key] = (marg, tables.features[sids[first]].flags)
-        return out
+        self.fresh_units(sids)
+        return candidates().agent_expected(self.tables.arrays(), self.table_weights(), sids,
+                                           self.epoch)
+
+    def fresh_units(self, sids: np.ndarray) -> None:
+        """Copy the candidate sets' own sums of `sids` into the tables where they are not this
+        snapshot's (`_unit_scores`, `_static`: numpy's arithmetic, `exp` included)."""
+        tables = self.tables
+        for uid in tables.stale_units(sids, self.epoch).tolist():
+            uw = tables.units[uid]
+            static = self._static(uw) if self.config.kind == "text" else (None, None)
+            tables.set_unit(uid, self.epoch, self._unit_scores(uw)[0], *static)
+
+    def table_weights(self):
+        """The weights and scalars the table kernels read (`candidates.Weights`), made once
+        per snapshot."""
+        found = self.cache.table_weights
+        if not found:
+            cfg, rows = self.config, self.rows
+            found.append(candidates().Weights(
+                self.u, self.v, self.w, self._null_logit(), self.w[rows.match_slots],
+                rows.flag_slots, rows.plabel_slots, cfg.temperature, cfg.grounding_features,
+                cfg.kind == "text", float(self.u[rows.overlap_slot]), cfg.overlap_state,
+                float(self.u[rows.overlap_state_slot]), cfg.meaning,
+                float(self.u[rows.meaning_slot]), float(self.u[rows.meaning_state_slot])))
+        return found[0]
 
     def _table_value(self, sig: Signature) -> SigScores:
         """`_value` of a signature from `tables` (scored there first under these weights if
@@ -429,9 +437,8 @@ class ValueNetwork:
         if s is None or not tables.scored(s, self.epoch):
             s = int(tables.of([sig])[0])
             self.agent_expected(np.array([s]))
-        game, p, lang, expected, pred_a = tables.values(s)
-        pred_in = ((pred_a, self._state_sums(tables.features[s])[2])
-                   if self.config.kind == "text" else None)
+        game, p, lang, expected, pred_a, pred_b = tables.values(s)
+        pred_in = (pred_a, pred_b) if self.config.kind == "text" else None
         return SigScores(game, p, lang, None, None, None, expected, pred_in)
 
     def _shared_expected(self, sig: Signature) -> float:

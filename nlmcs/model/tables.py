@@ -1,14 +1,15 @@
-"""Signatures as integer tables, so that compiled code scores a whole candidate set.
+"""Signatures as integer tables, so that compiled code scores whole candidate sets.
 
 `ValueNetwork` on the compiled backend scores a text signature from weight sums many signatures
 share (`ScoreCache`); gluing those sums per signature in Python cost more than the arithmetic
-(docs/performance.md). Here every signature, its action key (action type + unit-action) and the
-two parts behind that key get an integer id and rows in flat arrays, weight-free and kept for the
-search (`nlmcs.model.rows` builds the slots; this only lays them out), and beside them the
-stamped per-snapshot sums (`scoring.agent_expected` fills an entry the first time a weight
-snapshot asks for it and stamps it with the snapshot). What every candidate of one agent shares
-(its candidate set's and its state labels' sums) stays with the network's caches and comes in
-per call.
+(docs/performance.md). Here every signature, its candidate set (`UnitWords`), its action key
+(action type + unit-action), its state key (the agent's state labels) and the parts behind
+them get an integer id and rows in flat arrays, weight-free and kept for the search
+(`nlmcs.model.rows` builds the slots; this only lays them out), and beside them the sums a
+weight snapshot gives, stamped with the snapshot they were computed under
+(`nlmcs.model.kernels.candidates` fills an entry the first time a snapshot asks for it). A
+candidate set's own sums (its words' relevance, static label logits and their factors) are the
+network's, copied in once per snapshot (`ValueNetwork.fresh_units`).
 
 Only candidate sets in document order have tables (no ranked set, `UnitWords.full`): a ranked
 set's sums are cut out of its whole set's, which these tables do not model.
@@ -19,10 +20,15 @@ from __future__ import annotations
 import numpy as np
 
 from nlmcs.model.features import Signature
-from nlmcs.model.rows import FeatureRows, SigFeatures
+from nlmcs.model.rows import FeatureRows, SigFeatures, UnitWords
 
-LIMIT = 200_000
-"""Signatures kept before the tables start again (bounds memory over long games)."""
+LIMIT = 50_000
+"""Signatures (and candidate-set keys) kept before the tables start again: memory over long
+games stays bounded as `FeatureRows` bounds its features (their words' slots, which the
+tables hold on to)."""
+
+STAMP = -1
+"""A stamp no snapshot has: the entry is not computed yet."""
 
 
 class Column:
@@ -49,8 +55,27 @@ class Column:
         return lo
 
 
-STAMP = -1
-"""A stamp no snapshot has: the entry is not computed yet."""
+COLUMNS = {  # name -> (row shape, dtype, fill), in `kernels.candidates.Tables` order
+    "sig_meta": ((7,), np.int64, STAMP), "sig_rows_lo": ((), np.int64, 0),
+    "sig_game": ((), np.float64, 0), "sig_expected": ((), np.float64, 0),
+    "sig_p": ((), np.float64, 0), "sig_lang": ((), np.float64, 0),
+    "game_slots": ((), np.int64, 0), "flags": ((3,), np.bool_, False),
+    "act_meta": ((5,), np.int64, STAMP), "act_rel": ((), np.float64, 0),
+    "act_lang": ((), np.float64, 0), "act_pred": ((2,), np.float64, 0),
+    "part_meta": ((4,), np.int64, STAMP), "part_phi_slots": ((), np.int64, 0),
+    "part_lang_slots": ((), np.int64, 0), "part_pred_slots": ((2,), np.int64, 0),
+    "part_overlap": ((), np.float64, 0), "part_meaning": ((), np.float64, 0),
+    "part_phi": ((), np.float64, 0), "part_lang": ((), np.float64, 0),
+    "part_pred": ((2,), np.float64, 0),
+    "unit_meta": ((7,), np.int64, STAMP), "unit_rows": ((), np.int64, 0),
+    "unit_parent": ((), np.int64, 0), "unit_order": ((), np.int64, 0),
+    "unit_norm": ((), np.float64, 0), "unit_phi": ((), np.float64, 0),
+    "unit_static": ((3,), np.float64, 0), "unit_sexp": ((3,), np.float64, 0),
+    "unit_marg": ((3,), np.float64, 0),
+    "state_meta": ((5,), np.int64, STAMP), "state_parts": ((), np.int64, 0),
+    "state_rel": ((), np.float64, 0), "state_lang": ((), np.float64, 0),
+    "state_pred": ((2,), np.float64, 0),
+}  # fmt: skip
 
 
 class SignatureTables:
@@ -69,32 +94,18 @@ class SignatureTables:
                                   and cfg.max_sentences is not None)
 
     def clear(self) -> None:
+        self.generation = getattr(self, "generation", -1) + 1  # ids given before a clear are void
         self.ids: dict[Signature, int] = {}  # signature -> id
         self.agents: dict = {}  # `State.candidates_key` -> the candidates' ids (n,)
         self._actions: dict[tuple, int] = {}  # (atype key, action key) -> action key id
         self._parts: dict[tuple, int] = {}  # a part's key (`SigFeatures.keys`) -> part id
+        self._units: dict[tuple, int] = {}  # `UnitWords.key` -> candidate-set id
+        self._states: dict[tuple, int] = {}  # (set key, state labels) -> state key id
+        self.sigs: list[Signature] = []  # by signature id
         self.features: list[SigFeatures] = []  # by signature id
-        self.sig_meta = Column((5,), np.int64, STAMP)
-        self.sig_rows_lo = Column((), np.int64)
-        self.sig_game = Column()
-        self.sig_expected = Column()
-        self.sig_p = Column()
-        self.sig_lang = Column()
-        self.game_slots = Column((), np.int64)
-        self.flags = Column((3,), np.bool_, False)
-        self.act_meta = Column((5,), np.int64, STAMP)
-        self.act_rel = Column()
-        self.act_lang = Column()
-        self.act_pred = Column((2,))
-        self.part_meta = Column((3,), np.int64, STAMP)
-        self.part_phi_slots = Column((), np.int64)
-        self.part_lang_slots = Column((), np.int64)
-        self.part_pred_slots = Column((2,), np.int64)
-        self.part_overlap = Column()
-        self.part_meaning = Column()
-        self.part_phi = Column()
-        self.part_lang = Column()
-        self.part_pred = Column((2,))
+        self.units: list[UnitWords] = []  # by candidate-set id
+        self.columns = {name: Column(*spec) for name, spec in COLUMNS.items()}
+        self._arrays = None
 
     def of(self, sigs: list[Signature]) -> np.ndarray:
         """The ids of `sigs` (one agent's candidates), registering the new ones."""
@@ -107,64 +118,119 @@ class SignatureTables:
             out[i] = self._register(sig) if found is None else found
         return out
 
+    def arrays(self):
+        """The tables as `kernels.candidates.Tables` (the same object until one grows)."""
+        if self._arrays is None:
+            from nlmcs.model.compiled import candidates
+
+            self._arrays = candidates().Tables(**{n: c.data for n, c in self.columns.items()})
+        return self._arrays
+
+    def _add(self, name: str, values) -> int:
+        column = self.columns[name]
+        before = column.data
+        lo = column.extend(values)
+        if column.data is not before:
+            self._arrays = None
+        return lo
+
     def _register(self, sig: Signature) -> int:
         feats = self.rows.features(sig)
         uw = feats.unit
         c, nw = len(uw.sentences), len(uw.words)
+        uid = self._unit(uw)
         ak = self._actions.get((feats.keys[0], feats.keys[1]))
         if ak is None:
             pa = self._part(feats.keys[0], feats.parts[0], c, nw)
             pb = self._part(feats.keys[1], feats.parts[1], c, nw)
-            ak = self._actions[(feats.keys[0], feats.keys[1])] = self.act_meta.extend(
-                np.array([[STAMP, pa, pb, self.act_rel.extend(c), self.act_pred.extend(nw)]]))
-            self.act_lang.extend(c)
-        g0 = self.game_slots.extend(feats.game)
-        s = self.sig_meta.extend(np.array([[STAMP, ak, g0, g0 + len(feats.game),
-                                            self.flags.extend(feats.flags)]]))
-        self.sig_rows_lo.extend(np.array([self.sig_p.extend(c + 1)]))
-        self.sig_lang.extend(c + 1)
-        self.sig_game.extend(1)
-        self.sig_expected.extend(1)
+            ak = self._actions[(feats.keys[0], feats.keys[1])] = self._add("act_meta", np.array(
+                [[STAMP, pa, pb, self._add("act_rel", c), self._add("act_pred", nw)]]))
+            self._add("act_lang", c)
+        skey = (uw.key, *(k[2] for k in feats.keys[2:]))
+        sk = self._states.get(skey)
+        if sk is None:
+            parts = [self._part(k, p, c, nw) for k, p in zip(feats.keys[2:], feats.parts[2:],
+                                                             strict=True)]
+            lo = self._add("state_parts", np.array(parts, np.int64))
+            sk = self._states[skey] = self._add("state_meta", np.array(
+                [[STAMP, lo, lo + len(parts), self._add("state_rel", c),
+                  self._add("state_pred", nw)]]))
+            self._add("state_lang", c)
+        g0 = self._add("game_slots", feats.game)
+        s = self._add("sig_meta", np.array([[STAMP, ak, g0, g0 + len(feats.game),
+                                             self._add("flags", feats.flags), uid, sk]]))
+        self._add("sig_rows_lo", np.array([self._add("sig_p", c + 1)]))
+        self._add("sig_lang", c + 1)
+        self._add("sig_game", 1)
+        self._add("sig_expected", 1)
+        self.sigs.append(sig)
         self.features.append(feats)
         self.ids[sig] = s
         return s
+
+    def _unit(self, uw: UnitWords) -> int:
+        found = self._units.get(uw.key)
+        if found is not None:
+            return found
+        c, nw = len(uw.sentences), len(uw.words)
+        w0 = self._add("unit_rows", uw.rows)
+        self._add("unit_parent", uw.parent)
+        self._add("unit_order", uw.order)
+        self._add("unit_norm", uw.norm)
+        for name in ("unit_static", "unit_sexp", "unit_marg"):
+            self._add(name, nw)
+        found = self._units[uw.key] = self._add("unit_meta", np.array(
+            [[STAMP, STAMP, 0, w0, self._add("unit_phi", c), c, nw]]))
+        self.units.append(uw)
+        return found
 
     def _part(self, key: tuple, part, c: int, nw: int) -> int:
         found = self._parts.get(key)
         if found is not None:
             return found
-        r0 = self.part_overlap.extend(np.zeros(c) if part.overlap is None else part.overlap)
-        self.part_meaning.extend(np.zeros(c) if part.meaning is None else part.meaning)
-        self.part_phi.extend(c)
-        self.part_lang.extend(c)
-        w0 = self.part_lang_slots.extend(part.lang)
-        self.part_phi_slots.extend(np.zeros(nw, np.int64) if part.phi is None else part.phi)
-        self.part_pred_slots.extend(part.pred)
-        self.part_pred.extend(nw)
-        found = self._parts[key] = self.part_meta.extend(np.array([[STAMP, r0, w0]]))
+        r0 = self._add("part_overlap", np.zeros(c) if part.overlap is None else part.overlap)
+        self._add("part_meaning", np.zeros(c) if part.meaning is None else part.meaning)
+        self._add("part_phi", c)
+        self._add("part_lang", c)
+        w0 = self._add("part_lang_slots", part.lang)
+        self._add("part_phi_slots", np.zeros(nw, np.int64) if part.phi is None else part.phi)
+        self._add("part_pred_slots", part.pred)
+        self._add("part_pred", nw)
+        found = self._parts[key] = self._add("part_meta", np.array(
+            [[STAMP, r0, w0, part.phi is not None]]))
         return found
 
-    def inputs(self) -> tuple:
-        """The tables' part of `scoring.AgentInputs` (after its first two fields), in order."""
-        return (self.sig_meta.data, self.sig_rows_lo.data, self.sig_game.data,
-                self.sig_expected.data, self.sig_p.data, self.sig_lang.data,
-                self.game_slots.data, self.flags.data, self.act_meta.data, self.act_rel.data,
-                self.act_lang.data, self.act_pred.data, self.part_meta.data,
-                self.part_phi_slots.data, self.part_lang_slots.data, self.part_pred_slots.data,
-                self.part_overlap.data, self.part_meaning.data, self.part_phi.data,
-                self.part_lang.data, self.part_pred.data)
+    def stale_units(self, sids: np.ndarray, epoch: int) -> np.ndarray:
+        """The candidate sets of `sids` whose own sums are not this snapshot's."""
+        meta = self.columns["unit_meta"].data
+        uids = self.columns["sig_meta"].data[sids, 5]
+        return np.unique(uids[meta[uids, 0] != epoch])
+
+    def set_unit(self, uid: int, epoch: int, phi: np.ndarray, static: np.ndarray | None,
+                 static_exp: np.ndarray | None) -> None:
+        """A candidate set's own sums under snapshot `epoch` (the network's)."""
+        meta = self.columns["unit_meta"].data
+        w0, r0, c, nw = meta[uid, 3:7]
+        self.columns["unit_phi"].data[r0:r0 + c] = phi
+        if static is not None:
+            self.columns["unit_static"].data[w0:w0 + nw] = static
+            self.columns["unit_sexp"].data[w0:w0 + nw] = static_exp
+        meta[uid, 0] = epoch
+
+    def values(self, s: int) -> tuple:
+        """(game, p (C+1), lang (C+1), E[Q], pred_a (Wc, 2), pred_b (Wc, 2)) of a scored
+        signature, as views of the tables (good until the next registration or snapshot)."""
+        col = self.columns
+        meta = col["sig_meta"].data
+        uw = self.units[meta[s, 5]]
+        c, nw = len(uw.sentences), len(uw.words)
+        q0 = col["sig_rows_lo"].data[s]
+        a1 = col["act_meta"].data[meta[s, 1], 4]
+        k1 = col["state_meta"].data[meta[s, 6], 4]
+        return (float(col["sig_game"].data[s]), col["sig_p"].data[q0:q0 + c + 1],
+                col["sig_lang"].data[q0:q0 + c + 1], float(col["sig_expected"].data[s]),
+                col["act_pred"].data[a1:a1 + nw], col["state_pred"].data[k1:k1 + nw])
 
     def scored(self, s: int, epoch: int) -> bool:
         """Whether signature `s` was scored under snapshot `epoch`."""
-        return bool(self.sig_meta.data[s, 0] == epoch)
-
-    def values(self, s: int) -> tuple:
-        """(game, p (C+1), lang (C+1), E[Q], pred_a (Wc, 2)) of a scored signature, as views
-        of the tables (good until the next registration or snapshot)."""
-        feats = self.features[s]
-        c, nw = len(feats.unit.sentences), len(feats.unit.words)
-        q0 = self.sig_rows_lo.data[s]
-        a1 = self.act_meta.data[self.sig_meta.data[s, 1], 4]
-        return (float(self.sig_game.data[s]), self.sig_p.data[q0:q0 + c + 1],
-                self.sig_lang.data[q0:q0 + c + 1], float(self.sig_expected.data[s]),
-                self.act_pred.data[a1:a1 + nw])
+        return bool(self.columns["sig_meta"].data[s, 0] == epoch)

@@ -24,7 +24,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from nlmcs.errors import UserInputError
-from nlmcs.games.base import Action, AgentId, State
+from nlmcs.games.base import Action, AgentId, Picks, State
 
 Candidates = Sequence[tuple[AgentId, Sequence[Action]]]
 
@@ -52,6 +52,19 @@ class Evaluator(Protocol):
     def learn(self, datapoints: object, reward: float) -> None:
         """Learn from one roll-out's datapoints (a `Replica`: their `prepare`d form) and its
         reward."""
+
+
+class ChoosesTurns(Protocol):
+    """An evaluator that may choose a whole simulated turn on a board state in compiled code
+    (`RolloutCore.joint_move` asks it where `compiled_turns` holds)."""
+
+    compiled_turns: bool
+
+    def board_joint(self, state: State, player: int, eps: float, rng: np.random.Generator, *,
+                    learn: bool, datapoints: list) -> Picks | None:
+        """`joint_move` of one turn without a root bias and with E[Q]: the same draws, the
+        chosen candidates' datapoints appended with `learn`; None (nothing drawn) where it
+        cannot choose on this state."""
 
 
 @runtime_checkable

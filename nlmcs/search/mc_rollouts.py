@@ -15,6 +15,10 @@ the roll-outs try what recorded players did; as Q is learned it can overrule the
 a function of the root state, so every worker computes the same bias. Every other exploratory
 move comes from the roll-out policy (`SearchConfig.rollout`, or one given, such as the corpus's
 naive-Bayes policy); it travels to the workers with the core, so it must pickle.
+
+On a board state, every turn after the root may be chosen in one compiled call of the
+evaluator (`ChoosesTurns.board_joint`: the value network's tables) where the roll-out policy
+is the uniform one and Q is E[Q]: the same draws in the same order, so the same roll-outs.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nlmcs.games.base import Action, AgentId, Game, State
+from nlmcs.games.base import Action, AgentId, Game, Picks, State
 from nlmcs.search.config import SearchConfig
 from nlmcs.search.evaluator import Evaluator, WarmsUp, prepared
 from nlmcs.search.policies import (
@@ -111,13 +115,16 @@ class RolloutCore:
         first: dict[AgentId, Action] = {}
         datapoints: list = []
         bias = self.root_bias(root, player, (step, seed))
+        compiled = self.compiled_turns
 
-        def choose(state: State, depth: int) -> dict[AgentId, Action]:
-            joint = self.joint_move(state, player, eps, rng, learn=depth < cfg.learn_steps,
-                                    datapoints=datapoints, bias=bias if depth == 0 else None)
-            if depth == 0:
+        def choose(state: State, depth: int) -> dict[AgentId, Action] | Picks:
+            if depth == 0:  # the root's moves are the result: as actions
+                joint = self.joint_move(state, player, eps, rng, learn=cfg.learn_steps > 0,
+                                        datapoints=datapoints, bias=bias)
                 first.update(joint)
-            return joint
+                return joint
+            return self.joint_move(state, player, eps, rng, learn=depth < cfg.learn_steps,
+                                   datapoints=datapoints, compiled=compiled)
 
         r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng,
                     on_board=self.on_board, when=(step, seed))
@@ -139,9 +146,23 @@ class RolloutCore:
             self._bias_root, self._bias_key = root, key
         return self._bias
 
-    def joint_move(self, state, player, eps, rng, *, learn: bool, datapoints: list,
-                   bias: dict[AgentId, np.ndarray] | None = None):
+    @property
+    def compiled_turns(self) -> bool:
+        """Whether a turn after the root may be chosen in one compiled call (`ChoosesTurns`,
+        on a board state): the evaluator can, the roll-out policy is the uniform one it
+        draws, and Q is E[Q] in every turn."""
         cfg = self.config
+        return (getattr(self.evaluator, "compiled_turns", False) and type(self.random_policy)
+                is UniformRollout and cfg.early_q == cfg.late_q == "expected")
+
+    def joint_move(self, state, player, eps, rng, *, learn: bool, datapoints: list,
+                   bias: dict[AgentId, np.ndarray] | None = None, compiled: bool = False):
+        cfg = self.config
+        if compiled and not bias:
+            picks = self.evaluator.board_joint(state, player, eps, rng, learn=learn,
+                                               datapoints=datapoints)
+            if picks is not None:
+                return picks
         candidates = state.agent_actions(player)
         sampled = cfg.early_q == "sampled" if learn else cfg.late_q == "sampled"
         # E[Q] is asked per agent, and only of agents that do not explore (the same draws, in

@@ -104,7 +104,8 @@ def test_bench_step_appends_a_row_per_timed_step(tmp_path, capsys):
     assert f"rows appended to {out}" in capsys.readouterr().out
     header, rows = _rows(out)
     assert header == [*CONTEXT_COLUMNS, *step_columns(PARTS, LATER_PARTS)]
-    assert header[-3:] == ["board_seconds", "board_calls", "path"]  # after the older columns
+    assert header[-5:] == ["board_seconds", "board_calls", "turn_seconds", "turn_calls",
+                           "path"]  # after the older columns
     # text times its steps from the tables, then per signature; linear has no tables
     assert [(r["method"], r["step"], r["path"]) for r in rows] == [
         ("linear", "1", "signatures"), ("linear", "2", "signatures"), ("text", "1", "tables"),

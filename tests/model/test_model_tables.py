@@ -10,7 +10,7 @@ from toy_game import make_manual, same_random_weights
 
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
-from nlmcs.model.kernels.scoring import pairwise_sum
+from nlmcs.model.kernels.candidates import pairwise_sum
 from nlmcs.model.network import ValueNetwork
 from nlmcs.model.tables import SignatureTables
 
@@ -157,11 +157,32 @@ def _steps(method: str, tables: bool, steps: int = 3, **model) -> list:
                                           ("text", {"normalize": True, "overlap_state": True})])
 def test_a_search_on_tables_plays_and_learns_what_the_per_signature_path_does(method, model,
                                                                               monkeypatch):
-    calls = []
-    real = ValueNetwork.agent_expected
+    from nlmcs.model.evaluator import NetworkEvaluator
+
+    calls, turns = [], []
+    real, board = ValueNetwork.agent_expected, NetworkEvaluator.board_joint
     monkeypatch.setattr(ValueNetwork, "agent_expected",
                         lambda self, ids: calls.append(len(ids)) or real(self, ids))
+    monkeypatch.setattr(NetworkEvaluator, "board_joint", lambda self, *a, **k: turns.append(
+        board(self, *a, **k)) or turns[-1])
     plain = _steps(method, False, **model)
-    assert not calls
+    assert not calls and not turns
     assert _steps(method, True, **model) == plain
-    assert len(calls) > 100  # the search scored its candidates from the tables
+    # the roots' candidates scored from the tables, and the later turns in compiled code
+    assert len(calls) > 100 and len(turns) > 3 * 40 and all(t is not None for t in turns)
+
+
+def test_the_compiled_greedy_pick_draws_what_the_search_draws():
+    from nlmcs.model.kernels.candidates import greedy
+    from nlmcs.search import mc_rollouts
+
+    rng = np.random.default_rng(4)
+    for _ in range(300):
+        n = int(rng.integers(1, 9))
+        q = np.round(rng.normal(size=n), 1)  # many exact ties
+        q[rng.random(n) < 0.3] += 5e-13  # and ties within 1e-12
+        seed = int(rng.integers(1 << 30))
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        padded = np.concatenate([[9.0], q])  # the kernel reads q[lo:hi]
+        assert greedy(padded, 1, n + 1, a) == mc_rollouts.greedy(q, b)
+        assert a.random() == b.random()  # the same numbers drawn

@@ -36,12 +36,16 @@ def warm_up(expected: bool = False) -> None:
     scoring.text_expected(*score_inputs, no_words, no_flags)
     scoring.action_sums(*scoring.ActionInputs(i0, f0, f0, f0, f0, np.zeros((0, 2)), table, i0,
                                               np.zeros((0, 2), np.int64), 0.0, f0))
-    i2, f2 = np.zeros((1, 5), np.int64), np.zeros((0, 2))
-    scoring.agent_expected(*scoring.AgentInputs(
-        i0, 0, i2, i0, f0, f0, f0, f0, i0, no_flags, i2, f0, f0, f2, np.zeros((1, 3), np.int64),
-        i0, i0, np.zeros((0, 2), np.int64), f0, f0, f0, f0, f2, 0, i0, i0, i0, f0, f0,
-        no_words, no_words, f0, f0, f2, no_words, no_flags, 0.0, np.zeros(2), table, table,
-        table, slots3, slots4, 1.0, True, True, 0.0, 0.0, False))
+    from nlmcs.model.kernels import candidates
+    from nlmcs.model.tables import COLUMNS
+
+    tables = candidates.Tables(**{name: np.full((1, *shape), fill, dtype)
+                                  for name, (shape, dtype, fill) in COLUMNS.items()})
+    weights = candidates.Weights(table, table, table, 0.0, np.zeros(2), slots3, slots4, 1.0,
+                                 True, True, 0.0, False, 0.0, False, 0.0, 0.0)
+    candidates.agent_expected(tables, weights, i0, 0)
+    candidates.choose_turn(tables, weights, i0, np.zeros(1, np.int64), 0, 0.1, True,
+                           np.random.default_rng(0))
     scoring.draw(np.ones(1), 0.5)
     scoring.sample_labels(*scoring.LabelDraw(no_words, no_words, no_flags, table, slots3, slots4,
                                              1.0, np.zeros((0, 2)), np.zeros((0, 2)), True,

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nlmcs.games.base import Action, AgentId, State
+from nlmcs.games.base import Action, AgentId, Picks, State
 from nlmcs.games.civ import labels as ref_labels
 from nlmcs.games.civ.compiled import codes
 from nlmcs.games.civ.compiled.board import (
@@ -48,6 +48,8 @@ class BoardGame:
         self.engine = engine
         self.table = codes.action_table(like.tables)
         self.code_of = {a: c for c, a in reversed(list(enumerate(self.table)))}
+        # the code `play_turn` gives each code's action (the first code of an equal action)
+        self.canonical = np.array([self.code_of[a] for a in self.table], np.int64)
         self.unit_names = like.tables.unit_names
         self.terrain_names = like.tables.terrain_names
         self.n_kinds = len(self.unit_names)
@@ -181,6 +183,10 @@ class BoardState(State):
     def agent_actions(self, player: int) -> list[tuple[AgentId, list[Action]]]:
         return self.view(player).candidates
 
+    def agent_keys(self, player: int) -> list[tuple]:
+        v = self.view(player)
+        return [v.key(a) for a in range(len(v.kind_list))]
+
     def legal_actions(self, agent: AgentId) -> list[Action]:
         found = self._find(agent)
         return [] if found is None else found[0].candidates[found[1]][1]
@@ -251,16 +257,21 @@ class BoardState(State):
         """`base.step` on the board: `player`'s `joint` (agents missing from it wait), the
         other players' seats choosing after it, the moves applied, the turn ended."""
         v = self.view(player)
-        code_of, index = self.ctx.code_of, v.index
-        picked, chosen = [], []
-        for agent, action in joint.items():
-            a = index.get(agent)
-            if a is not None:
-                picked.append(a)
-                chosen.append(code_of.get(action, -1))
         e = self.ctx.engine
-        turn_with(self.b, e.mk, e.rk, e.am, e.ar, e.seats, player, v.kinds[picked],
-                  v.rows[picked], np.array(chosen, np.int64), rng)
+        if isinstance(joint, Picks):  # every agent, in order: the codes of its picks
+            chosen = self.ctx.canonical[v.out[v.starts + joint.index]]
+            turn_with(self.b, e.mk, e.rk, e.am, e.ar, e.seats, player, v.kinds, v.rows,
+                      chosen, rng)
+        else:
+            code_of, index = self.ctx.code_of, v.index
+            picked, chosen = [], []
+            for agent, action in joint.items():
+                a = index.get(agent)
+                if a is not None:
+                    picked.append(a)
+                    chosen.append(code_of.get(action, -1))
+            turn_with(self.b, e.mk, e.rk, e.am, e.ar, e.seats, player, v.kinds[picked],
+                      v.rows[picked], np.array(chosen, np.int64), rng)
         self._view, self._unpacked = {}, None
         self._make_room()
 
@@ -288,10 +299,11 @@ class BoardState(State):
 
 
 class _View:
-    """One player's agents on a board in one turn: codes, rows, and labels' facts."""
+    """One player's agents on a board in one turn: codes, rows, and labels' facts; their ids
+    and `Action` lists are made on first use (a compiled choice needs neither)."""
 
-    __slots__ = ("s", "kinds", "rows", "offsets", "agents", "keys", "candidates",
-                 "index", "_codes", "kind_list", "_keys")
+    __slots__ = ("s", "kinds", "rows", "offsets", "agents", "keys", "_candidates",
+                 "_index", "_codes", "kind_list", "_keys", "out", "starts", "player")
 
     def __init__(self, s: BoardState, player: int):
         ctx, b = s.ctx, s.b
@@ -305,16 +317,33 @@ class _View:
         self._keys: list[tuple | None] = [None] * len(self.kind_list)
         self.agents, self.keys = agents.tolist(), keys.tolist()
         self._codes = out.tolist()
-        table, agent_id = ctx.table, ctx.agent_id
+        self.out, self.starts, self.player = out, offsets[:-1], player
+        self._candidates: list | None = None
+        self._index: dict | None = None
+
+    @property
+    def candidates(self) -> list[tuple[AgentId, list[Action]]]:
+        if self._candidates is None:
+            self._make()
+        return self._candidates
+
+    @property
+    def index(self) -> dict[AgentId, int]:
+        if self._index is None:
+            self._make()
+        return self._index
+
+    def _make(self) -> None:
+        s, player = self.s, self.player
+        b, table, agent_id = s.b, s.ctx.table, s.ctx.agent_id
         ids = b.U[:b.G[G_NU], U_ID]
-        self.candidates = []
-        self.index = {}
+        self._candidates, self._index = [], {}
         o = self.offsets
-        for a, (kind, row) in enumerate(zip(kinds.tolist(), rows.tolist(), strict=True)):
+        for a, (kind, row) in enumerate(zip(self.kind_list, self.rows.tolist(), strict=True)):
             key = player if kind == CIV else int(b.C[row, C_ID] if kind == CITY else ids[row])
             agent = agent_id(kind, key)
-            self.index[agent] = a
-            self.candidates.append((agent, [table[c] for c in self._codes[o[a]:o[a + 1]]]))
+            self._index[agent] = a
+            self._candidates.append((agent, [table[c] for c in self._codes[o[a]:o[a + 1]]]))
 
     def agent_labels(self, a: int) -> tuple[str, ...]:
         kind = self.kind_list[a]
