@@ -16,7 +16,7 @@ a function of the root state, so every worker computes the same bias. Every othe
 move comes from the roll-out policy (`SearchConfig.rollout`, or one given, such as the corpus's
 naive-Bayes policy); it travels to the workers with the core, so it must pickle.
 
-On a board state, every turn after the root may be chosen in one compiled call of the
+On a board state, every turn without a root bias may be chosen in one compiled call of the
 evaluator (`ChoosesTurns.board_joint`: the value network's tables) where the roll-out policy
 is the uniform one and Q is E[Q]: the same draws in the same order, so the same roll-outs.
 """
@@ -118,13 +118,17 @@ class RolloutCore:
         compiled = self.compiled_turns
 
         def choose(state: State, depth: int) -> dict[AgentId, Action] | Picks:
+            joint = self.joint_move(state, player, eps, rng, learn=depth < cfg.learn_steps,
+                                    datapoints=datapoints, bias=bias if depth == 0 else None,
+                                    compiled=compiled)
             if depth == 0:  # the root's moves are the result: as actions
-                joint = self.joint_move(state, player, eps, rng, learn=cfg.learn_steps > 0,
-                                        datapoints=datapoints, bias=bias)
-                first.update(joint)
-                return joint
-            return self.joint_move(state, player, eps, rng, learn=depth < cfg.learn_steps,
-                                   datapoints=datapoints, compiled=compiled)
+                if isinstance(joint, Picks):
+                    first.update((agent, actions[k]) for (agent, actions), k in
+                                 zip(state.agent_actions(player), joint.index.tolist(),
+                                     strict=True))
+                else:
+                    first.update(joint)
+            return joint
 
         r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng,
                     on_board=self.on_board, when=(step, seed))
@@ -148,9 +152,9 @@ class RolloutCore:
 
     @property
     def compiled_turns(self) -> bool:
-        """Whether a turn after the root may be chosen in one compiled call (`ChoosesTurns`,
-        on a board state): the evaluator can, the roll-out policy is the uniform one it
-        draws, and Q is E[Q] in every turn."""
+        """Whether a turn without a root bias may be chosen in one compiled call
+        (`ChoosesTurns`, on a board state): the evaluator can, the roll-out policy is the
+        uniform one it draws, and Q is E[Q] in every turn."""
         cfg = self.config
         return (getattr(self.evaluator, "compiled_turns", False) and type(self.random_policy)
                 is UniformRollout and cfg.early_q == cfg.late_q == "expected")

@@ -127,7 +127,7 @@ def test_pairwise_sum_is_numpys_sum(n):
     assert pairwise_sum(a, 3, n) == a[3:].sum()
 
 
-def _steps(method: str, tables: bool, steps: int = 3, **model) -> list:
+def _steps(method: str, tables: bool, steps: int = 3, search=None, **model) -> list:
     from nlmcs.experiments.positions import start_position
     from nlmcs.games.civ import CivConfig, CivGame
     from nlmcs.methods import make_planner
@@ -135,7 +135,7 @@ def _steps(method: str, tables: bool, steps: int = 3, **model) -> list:
 
     game = CivGame(CivConfig.preset("small", max_turns=40))
     state = start_position(game, seed=2, turns=12)
-    cfg = SearchConfig(rollouts=40, depth=8, engine="compiled")
+    cfg = SearchConfig(rollouts=40, depth=8, engine="compiled", **(search or {}))
     planner = make_planner(method, game=game, search_config=cfg, seed=5,
                            model_config=ModelConfig(**model) if model else None)
     net = planner.core.evaluator.net
@@ -152,11 +152,13 @@ def _steps(method: str, tables: bool, steps: int = 3, **model) -> list:
     return out
 
 
-@pytest.mark.parametrize("method,model", [("text", {}), ("random-text", {}),
-                                          ("relevance-only", {}),
-                                          ("text", {"normalize": True, "overlap_state": True})])
-def test_a_search_on_tables_plays_and_learns_what_the_per_signature_path_does(method, model,
-                                                                              monkeypatch):
+@pytest.mark.parametrize("method,search,model", [
+    ("text", {}, {}), ("random-text", {}, {}), ("relevance-only", {}, {}),
+    ("text", {}, {"normalize": True, "overlap_state": True}),
+    ("text", {"rollout": "typed"}, {}),  # no compiled turns: each agent's E[Q] from the tables
+])  # fmt: skip
+def test_a_search_on_tables_plays_and_learns_what_the_per_signature_path_does(
+        method, search, model, monkeypatch):
     from nlmcs.model.evaluator import NetworkEvaluator
 
     calls, turns = [], []
@@ -165,11 +167,13 @@ def test_a_search_on_tables_plays_and_learns_what_the_per_signature_path_does(me
                         lambda self, ids: calls.append(len(ids)) or real(self, ids))
     monkeypatch.setattr(NetworkEvaluator, "board_joint", lambda self, *a, **k: turns.append(
         board(self, *a, **k)) or turns[-1])
-    plain = _steps(method, False, **model)
+    plain = _steps(method, False, search=search, **model)
     assert not calls and not turns
-    assert _steps(method, True, **model) == plain
-    # the roots' candidates scored from the tables, and the later turns in compiled code
-    assert len(calls) > 100 and len(turns) > 3 * 40 and all(t is not None for t in turns)
+    assert _steps(method, True, search=search, **model) == plain
+    if search:  # the typed roll-out policy: agent by agent, each E[Q] from the tables
+        assert len(calls) > 100 and not turns
+    else:  # every turn of every roll-out in compiled code
+        assert len(turns) >= 3 * 40 * 8 // 2 and all(t is not None for t in turns)
 
 
 def test_the_compiled_greedy_pick_draws_what_the_search_draws():
