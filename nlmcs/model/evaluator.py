@@ -152,10 +152,12 @@ class NetworkEvaluator:
 
     def _agent_ids(self, state, player, tables) -> list[np.ndarray] | None:
         """Each agent's candidates' ids in `tables` (registering new candidate sets), or None
-        where an agent has no candidates."""
-        found = tables.agents
+        where an agent has no candidates. A registration that starts the tables again voids
+        the ids handed out before it: the turn's ids are then taken again from the new tables,
+        which may not start again within this turn."""
+        first = tables.generation
         while True:
-            generation = tables.generation
+            generation, found = tables.generation, tables.agents
             ids = []
             for a, key in enumerate(state.agent_keys(player)):
                 got = found.get(key)
@@ -163,9 +165,13 @@ class NetworkEvaluator:
                     agent, actions = state.agent_actions(player)[a]
                     if not actions:
                         return None
-                    got = found[key] = tables.of(_signatures(state, agent, actions))
+                    got = tables.of(_signatures(state, agent, actions),
+                                    start_again=generation == first)
+                    if tables.generation != generation:  # every id before this one is void
+                        break
+                    found[key] = got
                 ids.append(got)
-            if tables.generation == generation:  # no registration started the tables again
+            else:
                 return ids
 
     def datapoint(self, state, agent, action, rng) -> Decision:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from nlmcs.model.features import Signature
-from nlmcs.model.rows import FeatureRows, SigFeatures, UnitWords
+from nlmcs.model.rows import FeatureRows, UnitWords
 
 LIMIT = 50_000
 """Signatures (and candidate-set keys) kept before the tables start again: memory over long
@@ -102,14 +102,14 @@ class SignatureTables:
         self._units: dict[tuple, int] = {}  # `UnitWords.key` -> candidate-set id
         self._states: dict[tuple, int] = {}  # (set key, state labels) -> state key id
         self.sigs: list[Signature] = []  # by signature id
-        self.features: list[SigFeatures] = []  # by signature id
         self.units: list[UnitWords] = []  # by candidate-set id
         self.columns = {name: Column(*spec) for name, spec in COLUMNS.items()}
         self._arrays = None
 
-    def of(self, sigs: list[Signature]) -> np.ndarray:
-        """The ids of `sigs` (one agent's candidates), registering the new ones."""
-        if len(self.ids) + len(sigs) > LIMIT or len(self.agents) > LIMIT:
+    def of(self, sigs: list[Signature], *, start_again: bool = True) -> np.ndarray:
+        """The ids of `sigs` (one agent's candidates), registering the new ones; with
+        `start_again`, the tables start again first where they are full."""
+        if start_again and (len(self.ids) + len(sigs) > LIMIT or len(self.agents) > LIMIT):
             self.clear()
         get = self.ids.get
         out = np.empty(len(sigs), np.int64)
@@ -164,7 +164,6 @@ class SignatureTables:
         self._add("sig_game", 1)
         self._add("sig_expected", 1)
         self.sigs.append(sig)
-        self.features.append(feats)
         self.ids[sig] = s
         return s
 

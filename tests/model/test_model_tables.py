@@ -176,6 +176,41 @@ def test_a_search_on_tables_plays_and_learns_what_the_per_signature_path_does(
         assert len(turns) >= 3 * 40 * 8 // 2 and all(t is not None for t in turns)
 
 
+@pytest.mark.parametrize("limit", [60, 400])
+def test_a_search_whose_tables_start_again_mid_turn_plays_what_the_per_signature_path_does(
+        limit, monkeypatch):
+    # A long game fills the tables (`LIMIT`) and they start again, often while a turn's agents
+    # are being registered: the ids handed out before the restart are void, and the turn must
+    # take all its ids from the new tables (once it read them from the old ones and crashed).
+    from nlmcs.model import tables
+    from nlmcs.model.evaluator import NetworkEvaluator, _signatures
+
+    plain = _steps("text", False, steps=2)
+    restarts, mid_turn = [], []
+    clear, agent_ids = tables.SignatureTables.clear, NetworkEvaluator._agent_ids
+
+    def counted(self):
+        restarts.append(1)
+        clear(self)
+
+    def checked(self, state, player, tbl):
+        generation = tbl.generation
+        ids = agent_ids(self, state, player, tbl)
+        if tbl.generation != generation:
+            mid_turn.append(1)
+        if ids is not None:  # each agent's ids name its candidates in the tables now
+            for (agent, actions), got in zip(state.agent_actions(player), ids, strict=True):
+                assert [tbl.sigs[s] for s in got.tolist()] == _signatures(state, agent,
+                                                                          actions)
+        return ids
+
+    monkeypatch.setattr(tables, "LIMIT", limit)
+    monkeypatch.setattr(tables.SignatureTables, "clear", counted)
+    monkeypatch.setattr(NetworkEvaluator, "_agent_ids", checked)
+    assert _steps("text", True, steps=2) == plain
+    assert len(restarts) > 2 and mid_turn
+
+
 def test_the_compiled_greedy_pick_draws_what_the_search_draws():
     from nlmcs.model.kernels.candidates import greedy
     from nlmcs.search import mc_rollouts
