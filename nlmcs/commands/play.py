@@ -341,8 +341,8 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     if not tabled:
         paths = ["signatures"]
         if args.path != "signatures":
-            print("note: this network has no tables (a ranked candidate set, or a kind "
-                  "without text): timing its per-signature path", flush=True)
+            print("note: this network has no tables (the numpy backend, a ranked candidate "
+                  "set, or a kind without text): timing its per-signature path", flush=True)
     else:
         paths = ["tables", "signatures"] if args.path == "both" else [args.path]
     print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {mcfg.backend}, "

@@ -299,4 +299,3 @@ def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temper
                 x += match_w[lab] * norm[j]
             q += x
     return labels, q
-
