@@ -118,7 +118,8 @@ def register_bench(bench_sub) -> None:
     _start_turn_option(s)
     s.add_argument("--path", choices=("both", *SCORING_PATHS), default="both",
                    help="how the network scores a candidate set: from integer tables in one "
-                        "compiled call (tables, the default), or signature by signature (the "
+                        "compiled call, a roll-out's turns chosen and played in compiled calls "
+                        "(tables, the default), or signature by signature, turn by turn (the "
                         "path before it, kept as its reference); both: time the tables' "
                         "steps, then the same steps per signature, in one run (where the "
                         "network has tables: the text kinds in document order)")
@@ -292,7 +293,7 @@ def bench_cli(args: argparse.Namespace) -> int:
     return 0
 
 
-SCORING_PATHS = {"tables": "tables (one compiled call per candidate set)",
+SCORING_PATHS = {"tables": "tables (a roll-out's turns in compiled calls)",
                  "signatures": "per signature (the path before the tables)"}
 """The network's two ways to score a search's candidates (`nlmcs bench step --path`), with
 the label each one's table is printed under."""

@@ -37,7 +37,7 @@ PARTS = {
     "opponent": "opponent's moves in roll-outs",
     "prior": "policy prior (text reader, corpus)",
     "board": "engine on the board (moves, labels)",
-    "turn": "compiled turns (Q, choices, datapoints)",
+    "turn": "compiled turns (Q, choices, datapoints, play)",
 }
 """The parts a step is split into, in print order, with their names in the table. Each part's
 seconds leave out the parts timed inside it (the board's labels asked for inside Q of
@@ -122,6 +122,9 @@ class TimedEvaluator:
     def board_joint(self, state, player, eps, rng, *, learn, datapoints):
         return self.clock.run("turn", self.inner.board_joint, state, player, eps, rng,
                               learn=learn, datapoints=datapoints)
+
+    def board_turns(self, state, player, eps, rng, **kwargs):
+        return self.clock.run("turn", self.inner.board_turns, state, player, eps, rng, **kwargs)
 
     def prepare(self, datapoints):
         return self._timed("prepare", datapoints)

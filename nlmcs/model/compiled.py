@@ -33,3 +33,8 @@ def candidates() -> ModuleType:
 def sweeps() -> ModuleType:
     """`nlmcs.model.kernels.sweeps`: the online updates."""
     return _MODULES.get("sweeps") or _load("sweeps")
+
+
+def turns() -> ModuleType:
+    """`nlmcs.model.kernels.turns`: a learned roll-out's turns on the civ board."""
+    return _MODULES.get("turns") or _load("turns")

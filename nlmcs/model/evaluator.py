@@ -150,6 +150,51 @@ class NetworkEvaluator:
                                   sig.tolist(), y.tolist(), q.tolist(), strict=True)))
         return Picks(picks)
 
+    def board_turns(self, state, player, eps, rng, *, depth: int, end: int, learn_until: int,
+                    datapoints: list) -> int:
+        """Play `player`'s simulated turns `depth`..`end` - 1 on a board state in compiled
+        calls (`kernels.turns.learned_turns`: each turn what `board_joint` chooses, then
+        played), coming back here only to register agents, refresh candidate sets and grow the
+        board; the turns' datapoints are appended to `datapoints`. Returns the depth reached:
+        `end`, the game's end, or a turn this cannot choose (an agent without actions), which
+        the caller plays turn by turn."""
+        from nlmcs.model.compiled import turns
+
+        net = self.net
+        tables = net.tables
+        if tables is None or not hasattr(state, "engine_arrays"):
+            return depth
+        kernel, stuck = turns(), -1
+        while True:
+            why, reached, sig, y, q, bounds, labels = kernel.learned_turns(
+                *state.engine_arrays(), player, tables.keys_of(state.ctx).arrays(),
+                tables.arrays(), net.table_weights(), net.epoch, eps, depth, end, learn_until,
+                rng)
+            if reached > depth:
+                state.turns_played()
+            if len(sig):
+                sigs, labels, bounds = tables.sigs, labels.tolist(), bounds.tolist()
+                datapoints.extend(Decision(sigs[s], row, tuple(labels[bounds[a]:bounds[a + 1]]),
+                                           value)
+                                  for a, (s, row, value) in enumerate(zip(
+                                      sig.tolist(), y.tolist(), q.tolist(), strict=True)))
+            depth = reached
+            if why in (kernel.DONE, kernel.PYTHON_TURN):
+                return depth
+            if why == kernel.NEEDS_ROOM:
+                continue
+            if depth == stuck:  # registered and refreshed, and still not known: a defect
+                raise RuntimeError(f"compiled turns: turn {depth}'s agents stay unknown")
+            stuck = depth
+            ids = self._agent_ids(state, player, tables)
+            if ids is None:
+                return depth
+            keys = tables.keys_of(state.ctx)
+            for key, got in zip(state.agent_keys(player), ids, strict=True):
+                keys.add(np.array(key[1:], np.int64), got)
+            if ids:
+                net.fresh_units(np.concatenate(ids))
+
     def _agent_ids(self, state, player, tables) -> list[np.ndarray] | None:
         """Each agent's candidates' ids in `tables` (registering new candidate sets), or None
         where an agent has no candidates. A registration that starts the tables again voids

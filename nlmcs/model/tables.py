@@ -105,6 +105,14 @@ class SignatureTables:
         self.units: list[UnitWords] = []  # by candidate-set id
         self.columns = {name: Column(*spec) for name, spec in COLUMNS.items()}
         self._arrays = None
+        self.board_keys: dict = {}  # a board game (`BoardState.ctx`) -> its `BoardKeys`
+
+    def keys_of(self, game) -> BoardKeys:
+        """The compiled key table of a board game's agents (cleared with the tables)."""
+        found = self.board_keys.get(game)
+        if found is None:
+            found = self.board_keys[game] = BoardKeys()
+        return found
 
     def of(self, sigs: list[Signature], *, start_again: bool = True) -> np.ndarray:
         """The ids of `sigs` (one agent's candidates), registering the new ones; with
@@ -233,3 +241,58 @@ class SignatureTables:
     def scored(self, s: int, epoch: int) -> bool:
         """Whether signature `s` was scored under snapshot `epoch`."""
         return bool(self.columns["sig_meta"].data[s, 0] == epoch)
+
+
+class BoardKeys:
+    """An agent's candidate ids by its key (`BoardState.agent_keys`, less the game, as
+    integers) in a table compiled code reads (`kernels.turns.find`): what `SignatureTables.
+    agents` holds for a board game's agents, so that a roll-out's turns need no Python."""
+
+    def __init__(self):
+        self.slots = np.full(1024, -1, np.int64)  # open addressing: entry, or -1
+        self.hashes = np.zeros(1024, np.int64)
+        self.key_lo, self.key_len = Column((), np.int64), Column((), np.int64)
+        self.store = Column((), np.int64)  # the keys, one after another
+        self.sid_lo, self.sid_len = Column((), np.int64), Column((), np.int64)
+        self.sids = Column((), np.int64)  # each entry's candidate ids
+        self.size = 0
+
+    def arrays(self) -> tuple:
+        """The table as `kernels.turns.learned_turns` takes it."""
+        return (self.slots, self.hashes, self.key_lo.data, self.key_len.data, self.store.data,
+                self.sid_lo.data, self.sid_len.data, self.sids.data)
+
+    def add(self, key: np.ndarray, sids: np.ndarray) -> None:
+        """Keep `sids` as the candidate ids of the agent with integer key `key` (a key kept
+        already keeps its ids: the same key has the same candidates)."""
+        from nlmcs.model.kernels.turns import find, key_hash
+
+        h = key_hash(key)
+        i = find(self.slots, self.hashes, self.key_lo.data, self.key_len.data, self.store.data,
+                 key, h)
+        if i >= 0:
+            return
+        e = self.size
+        self.key_lo.extend(np.array([self.store.extend(key)]))
+        self.key_len.extend(np.array([len(key)]))
+        self.sid_lo.extend(np.array([self.sids.extend(sids)]))
+        self.sid_len.extend(np.array([len(sids)]))
+        self.size += 1
+        if 2 * self.size > len(self.slots):  # keep the table at most half full
+            self._rehash(2 * len(self.slots))
+        else:
+            self.slots[-1 - i] = e
+            self.hashes[-1 - i] = h
+
+    def _rehash(self, capacity: int) -> None:
+        from nlmcs.model.kernels.turns import find, key_hash
+
+        self.slots = np.full(capacity, -1, np.int64)
+        self.hashes = np.zeros(capacity, np.int64)
+        lo, n, store = self.key_lo.data, self.key_len.data, self.store.data
+        for e in range(self.size):
+            key = store[lo[e]:lo[e] + n[e]]
+            h = key_hash(key)
+            i = find(self.slots, self.hashes, lo, n, store, key, h)
+            self.slots[-1 - i] = e
+            self.hashes[-1 - i] = h

@@ -16,9 +16,11 @@ a function of the root state, so every worker computes the same bias. Every othe
 move comes from the roll-out policy (`SearchConfig.rollout`, or one given, such as the corpus's
 naive-Bayes policy); it travels to the workers with the core, so it must pickle.
 
-On a board state, every turn without a root bias may be chosen in one compiled call of the
-evaluator (`ChoosesTurns.board_joint`: the value network's tables) where the roll-out policy
-is the uniform one and Q is E[Q]: the same draws in the same order, so the same roll-outs.
+On a board state, where the roll-out policy is the uniform one and Q is E[Q], the evaluator
+may choose the turns in compiled code (the value network's tables): the root turn in one call
+(`ChoosesTurns.board_joint`, whose picks become the roll-out's result), every later turn
+chosen and played in calls of many turns (`ChoosesTurns.board_turns`): the same draws in the
+same order, so the same roll-outs.
 """
 
 from __future__ import annotations
@@ -130,8 +132,15 @@ class RolloutCore:
                     first.update(joint)
             return joint
 
+        turns = None
+        if compiled and hasattr(self.evaluator, "board_turns"):
+            def turns(board, depth: int) -> int:
+                return self.evaluator.board_turns(board, player, eps, rng, depth=depth,
+                                                  end=cfg.depth, learn_until=cfg.learn_steps,
+                                                  datapoints=datapoints)
+
         r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng,
-                    on_board=self.on_board, when=(step, seed))
+                    on_board=self.on_board, when=(step, seed), turns=turns)
         return RolloutResult(index, r, first, prepared(self.evaluator, datapoints))
 
     def root_bias(self, root: State, player: int, when: tuple = ()

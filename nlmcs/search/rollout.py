@@ -127,26 +127,36 @@ def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
             opponents: Opponents, rng: np.random.Generator,
             leaf: Leaf | None = None,
             uniform_from: Callable[[int], bool] | None = None, on_board: bool = False,
-            when: tuple = ()) -> float:
+            when: tuple = (), turns: Callable[[State, int], int] | None = None) -> float:
     """Play one roll-out of at most `config.depth` turns from `root`; return its reward, or,
     with `leaf` (a value network), `leaf(state, player)` of a state where the game goes on.
     `uniform_from(depth)`: whether, from `depth` on, `choose` would only draw the uniform
     roll-out policy's moves (then the compiled engine may play the rest). `on_board`: `choose`
     asks only what a board state answers, so the whole roll-out may play on the compiled
-    engine's board (`Opponents.board_state`, `when` the real step the roll-out belongs to)."""
+    engine's board (`Opponents.board_state`, `when` the real step the roll-out belongs to).
+    `turns(board, depth)`: plays the turns from `depth` (> 0) on such a board as `choose`
+    would, as many as it can in compiled code, and returns the depth it reached (`depth`
+    itself where that turn needs `choose`)."""
     board = opponents.board_state(root, player, when) if on_board and leaf is None else None
     if board is None:
         sim = Turns(root.clone(), player, opponents)
         state = sim.state
     else:
         sim = state = board
-    for depth in range(config.depth):
+    depth = 0
+    while depth < config.depth:
         if state.is_terminal():
             break
         if board is None and uniform_from is not None and uniform_from(depth) \
                 and sim.finish_uniform(config.depth - depth, rng):
             break
+        if board is not None and turns is not None and depth > 0:
+            reached = turns(board, depth)
+            if reached > depth:
+                depth = reached
+                continue
         sim.play_turn(player, choose(state, depth), rng)
+        depth += 1
     if leaf is not None and not state.is_terminal():
         return float(leaf(state, player))
     return reward(state, player, config.reward, config.reward_weights)

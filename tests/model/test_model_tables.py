@@ -161,19 +161,45 @@ def test_a_search_on_tables_plays_and_learns_what_the_per_signature_path_does(
         method, search, model, monkeypatch):
     from nlmcs.model.evaluator import NetworkEvaluator
 
-    calls, turns = [], []
+    calls, turns, played = [], [], []
     real, board = ValueNetwork.agent_expected, NetworkEvaluator.board_joint
+    board_turns = NetworkEvaluator.board_turns
     monkeypatch.setattr(ValueNetwork, "agent_expected",
                         lambda self, ids: calls.append(len(ids)) or real(self, ids))
     monkeypatch.setattr(NetworkEvaluator, "board_joint", lambda self, *a, **k: turns.append(
         board(self, *a, **k)) or turns[-1])
+    monkeypatch.setattr(NetworkEvaluator, "board_turns", lambda self, *a, **k: played.append(
+        board_turns(self, *a, **k) - k["depth"]) or k["depth"] + played[-1])
     plain = _steps(method, False, search=search, **model)
-    assert not calls and not turns
+    assert not calls and not turns and not played
     assert _steps(method, True, search=search, **model) == plain
     if search:  # the typed roll-out policy: agent by agent, each E[Q] from the tables
-        assert len(calls) > 100 and not turns
-    else:  # every turn of every roll-out in compiled code
-        assert len(turns) >= 3 * 40 * 8 // 2 and all(t is not None for t in turns)
+        assert len(calls) > 100 and not turns and not played
+    else:  # the root turns one by one, every later turn in compiled calls of many turns
+        assert len(turns) >= 3 * 40 and all(t is not None for t in turns)
+        assert sum(played) >= 3 * 40 * 7 // 2 and max(played) == 7
+
+
+def test_compiled_calls_of_any_length_and_turns_chosen_one_by_one_play_the_same(monkeypatch):
+    # `learned_turns` comes back to Python wherever it must (a key to register, a set to
+    # refresh, a board to grow, an agent without actions): cut its calls short at random and
+    # send every few turns to the turn-by-turn path, and the games and weights stay the same.
+    from nlmcs.model.kernels import turns
+
+    plain = _steps("text", False, steps=2)
+    real, rng, why = turns.learned_turns, np.random.default_rng(0), []
+
+    def cut(*args):
+        *head, depth, end, learn_until, draws = args
+        if rng.random() < 0.3:  # as for an agent without actions: nothing played
+            return (turns.PYTHON_TURN, depth, *real(*head, depth, depth, learn_until, draws)[2:])
+        out = real(*head, depth, min(end, depth + int(rng.integers(1, 4))), learn_until, draws)
+        why.append(out[0])
+        return out
+
+    monkeypatch.setattr(turns, "learned_turns", cut)
+    assert _steps("text", True, steps=2) == plain
+    assert {turns.DONE, turns.NEEDS_AGENTS, turns.NEEDS_ROOM} <= set(why)
 
 
 @pytest.mark.parametrize("limit", [60, 400])
@@ -225,3 +251,27 @@ def test_the_compiled_greedy_pick_draws_what_the_search_draws():
         padded = np.concatenate([[9.0], q])  # the kernel reads q[lo:hi]
         assert greedy(padded, 1, n + 1, a) == mc_rollouts.greedy(q, b)
         assert a.random() == b.random()  # the same numbers drawn
+
+
+def test_board_keys_find_every_kept_key_and_no_other():
+    from nlmcs.model.kernels.turns import find, key_hash
+    from nlmcs.model.tables import BoardKeys
+
+    rng = np.random.default_rng(3)
+    keys = BoardKeys()
+    kept = {}
+    for i in range(5000):  # the table grows (rehashes) several times on the way
+        key = rng.integers(-2, 40, size=int(rng.integers(5, 30)))
+        sids = np.arange(i, i + int(rng.integers(1, 6)))
+        keys.add(key, sids)
+        kept.setdefault(tuple(key.tolist()), sids)
+    keys.add(np.array(next(iter(kept))), np.array([-7]))  # a kept key keeps its ids
+    slots, hashes, key_lo, key_len, store, sid_lo, sid_len, sid_store = keys.arrays()
+    assert keys.size == len(kept) and len(slots) >= 2 * keys.size
+    for key, sids in kept.items():
+        k = np.array(key, np.int64)
+        e = find(slots, hashes, key_lo, key_len, store, k, key_hash(k))
+        assert e >= 0 and sid_store[sid_lo[e]:sid_lo[e] + sid_len[e]].tolist() == sids.tolist()
+    for _ in range(500):
+        k = rng.integers(50, 90, size=int(rng.integers(1, 30)))  # never kept (values >= 50)
+        assert find(slots, hashes, key_lo, key_len, store, k, key_hash(k)) < 0

@@ -12,8 +12,11 @@ from pathlib import Path
 
 from nlmcs.machine_code import drop_stale
 
-# `scoring` and `sweeps` call `labels`' kernels: numba would keep their old machine code.
-drop_stale(Path(__file__).parent)
+# `scoring` and `sweeps` call `labels`' kernels, and `turns` the civ engine's: numba would keep
+# their old machine code.
+_CIV = Path(__file__).parents[2] / "games" / "civ"
+drop_stale(Path(__file__).parent, also=(*sorted((_CIV / "compiled").glob("*.py")),
+                                        _CIV / "tables.py", _CIV / "variants.py"))
 
 
 def warm_up(expected: bool = False) -> None:

@@ -275,6 +275,18 @@ class BoardState(State):
         self._view, self._unpacked = {}, None
         self._make_room()
 
+    def engine_arrays(self) -> tuple:
+        """The board and the engine's tables as compiled turns take them (`kernels.turns`):
+        board, map, rules, the AI's tables, seats, each code's canonical code."""
+        e = self.ctx.engine
+        return self.b, e.mk, e.rk, e.am, e.ar, e.seats, self.ctx.canonical
+
+    def turns_played(self) -> None:
+        """What `play_turn` does after its turn, for turns compiled code played on the board:
+        the turn's views forgotten, room made for the next."""
+        self._view, self._unpacked = {}, None
+        self._make_room()
+
     # --- the rest, on a reference state -------------------------------------------------------
     def unpacked(self):
         """This state as a reference `CivState` (one per turn: read it, do not change it)."""
