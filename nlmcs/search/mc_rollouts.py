@@ -75,6 +75,9 @@ class RolloutCore:
         self.prior = prior
         self._bias_key: tuple | None = None  # the (player, step, seed) of the cached bias
         self._bias_root: State | None = None  # and its root (the object: ids are reused)
+        self._actions: list = []  # `root_actions`, cached as the bias is
+        self._actions_key: tuple | None = None
+        self._actions_root: State | None = None
         self._bias: dict[AgentId, np.ndarray] = {}
         self.random_policy = rollout_policy or make_rollout_policy(config.rollout,
                                                                    config.type_weights)
@@ -135,9 +138,17 @@ class RolloutCore:
         turns = None
         if compiled and hasattr(self.evaluator, "board_turns"):
             def turns(board, depth: int) -> int:
-                return self.evaluator.board_turns(board, player, eps, rng, depth=depth,
-                                                  end=cfg.depth, learn_until=cfg.learn_steps,
-                                                  datapoints=datapoints)
+                if depth == 0 and bias:
+                    return 0
+                picks: list = []
+                acts = self.root_actions(root, board, player, (step, seed)) if depth == 0 else ()
+                reached = self.evaluator.board_turns(
+                    board, player, eps, rng, depth=depth, end=cfg.depth,
+                    learn_until=cfg.learn_steps, datapoints=datapoints, root=picks)
+                if picks:  # the root's moves are the result: as actions
+                    first.update((agent, actions[k]) for (agent, actions), k in zip(
+                        acts, picks[0].index.tolist(), strict=True))
+                return reached
 
         r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng,
                     on_board=self.on_board, when=(step, seed), turns=turns)
@@ -158,6 +169,17 @@ class RolloutCore:
                     self._bias[agent] = policy(values, len(actions), self.config.prior_floor)
             self._bias_root, self._bias_key = root, key
         return self._bias
+
+    def root_actions(self, root: State, board: State, player: int, when: tuple
+                     ) -> list[tuple[AgentId, list[Action]]]:
+        """`player`'s agents and actions on a roll-out's board made from `root` at real step
+        `when` (`agent_actions`, asked before the board's first turn), once per step: every
+        roll-out of the step starts from the same board."""
+        key = (player, *when)
+        if self._actions_root is not root or self._actions_key != key:
+            self._actions = board.agent_actions(player)
+            self._actions_root, self._actions_key = root, key
+        return self._actions
 
     @property
     def compiled_turns(self) -> bool:

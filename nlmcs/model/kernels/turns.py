@@ -96,7 +96,7 @@ def learned_turns(b, mk, rk, am, ar, seats, canonical, player, bk, t, wt, epoch,
     `BoardState.play_turn` would, one after the other (see the module; `bk`: the
     `BoardKeys` arrays, `t` and `wt`: `choose_turn`'s tables and weights). Returns (why it
     came back, the depth reached, and the datapoints of the turns played: signatures, y, q,
-    label bounds, labels)."""
+    label bounds, labels, and the picks of turn 0 where this call played it)."""
     U, C, PL, T, G = b
     NB, TI, RAD, OUT, MS = mk
     UK, UF, IT, TR, BU, TT, TF, VP, PR = rk
@@ -107,6 +107,7 @@ def learned_turns(b, mk, rk, am, ar, seats, canonical, player, bk, t, wt, epoch,
     dp_bounds = np.zeros(1, np.int64)
     labels = np.empty(0, np.int64)
     n_dp = 0
+    root = np.empty(0, np.int64)
     why = DONE
     while depth < end:
         if G[G_OVER]:
@@ -160,6 +161,8 @@ def learned_turns(b, mk, rk, am, ar, seats, canonical, player, bk, t, wt, epoch,
             dp_bounds[n_dp + 1:n_dp + m + 1] = at + zb[1:]
             labels[at:at + len(z)] = z
             n_dp += m
+        if depth == 0:
+            root = picks
         chosen = canonical[out[offsets[:-1] + picks]]
         turn_with(b, mk, rk, am, ar, seats, player, kinds, rows, chosen, rng)
         depth += 1
@@ -167,4 +170,4 @@ def learned_turns(b, mk, rk, am, ar, seats, canonical, player, bk, t, wt, epoch,
             why = NEEDS_ROOM
             break
     return (why, depth, dp_sig[:n_dp], dp_y[:n_dp], dp_q[:n_dp], dp_bounds[:n_dp + 1],
-            labels[:dp_bounds[n_dp]])
+            labels[:dp_bounds[n_dp]], root)
