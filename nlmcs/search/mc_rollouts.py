@@ -17,10 +17,10 @@ move comes from the roll-out policy (`SearchConfig.rollout`, or one given, such 
 naive-Bayes policy); it travels to the workers with the core, so it must pickle.
 
 On a board state, where the roll-out policy is the uniform one and Q is E[Q], the evaluator
-may choose the turns in compiled code (the value network's tables): the root turn in one call
-(`ChoosesTurns.board_joint`, whose picks become the roll-out's result), every later turn
-chosen and played in calls of many turns (`ChoosesTurns.board_turns`): the same draws in the
-same order, so the same roll-outs.
+may choose and play the turns in compiled calls of many turns (`ChoosesTurns.board_turns`, the
+value network's tables; the root turn's picks come back as the roll-out's result), or one turn
+at a time (`ChoosesTurns.board_joint`: a root turn that a policy prior biases is chosen in
+Python): the same draws in the same order, so the same roll-outs.
 """
 
 from __future__ import annotations
@@ -109,9 +109,19 @@ class RolloutCore:
                     joint[agent] = actions[int(rng.integers(len(actions)))]
             return joint
 
+        turns, loaded = None, []
+        if self.compiled_turns and hasattr(self.evaluator, "board_turns"):
+            def turns(board, depth: int) -> int:
+                """Load the compiled turns with a call that plays none (nothing drawn)."""
+                if not loaded:
+                    loaded.append(self.evaluator.board_turns(
+                        board, 0, 0.0, rng, depth=depth, end=depth, learn_until=0,
+                        datapoints=[]))
+                return depth
+
         rollout(game.new_initial_state(0), 0, choose, config=self.config,
                 opponents=Opponents(game, self.config.opponent, self.config.engine), rng=rng,
-                uniform_from=lambda depth: depth > 0, on_board=self.on_board)
+                uniform_from=lambda depth: depth > 0, on_board=self.on_board, turns=turns)
 
     def run(self, root: State, player: int, step: int, seed: int, index: int) -> RolloutResult:
         cfg = self.config

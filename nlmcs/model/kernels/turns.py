@@ -9,7 +9,7 @@ less its game), the turn chosen (`choose_turn`) and played (`play.turn_with`), r
 the next. The call comes back to Python before a turn's first draw where Python has work
 (a key not registered, a candidate set whose own sums are not this snapshot's, an agent
 without actions) and where the board must grow, so the draws and the moves are those of the
-turn-by-turn path (`tests/model/test_model_turns.py`).
+turn-by-turn path (`tests/model/test_model_tables.py`).
 """
 
 from __future__ import annotations
@@ -34,14 +34,13 @@ EMPTY = -1
 
 @njit(cache=True)
 def key_hash(key):
-    """A 64-bit hash of an integer key (never `EMPTY`)."""
+    """A 63-bit hash of an integer key."""
     h = np.uint64(0x9E3779B97F4A7C15)
     for x in key:
         h ^= np.uint64(x) + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (
             h >> np.uint64(2))
         h *= np.uint64(0xBF58476D1CE4E5B9)
-    out = np.int64(h >> np.uint64(1))
-    return out if out != EMPTY else np.int64(0)
+    return np.int64(h >> np.uint64(1))  # never negative, so never `EMPTY`
 
 
 @njit(cache=True)
