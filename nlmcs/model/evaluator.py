@@ -151,11 +151,12 @@ class NetworkEvaluator:
         return Picks(picks)
 
     def board_turns(self, state, player, eps, rng, *, depth: int, end: int, learn_until: int,
-                    datapoints: list) -> int:
+                    datapoints: list, root: list | None = None) -> int:
         """Play `player`'s simulated turns `depth`..`end` - 1 on a board state in compiled
         calls (`kernels.turns.learned_turns`: each turn what `board_joint` chooses, then
         played), coming back here only to register agents, refresh candidate sets and grow the
-        board; the turns' datapoints are appended to `datapoints`. Returns the depth reached:
+        board; the turns' datapoints are appended to `datapoints`, and to `root` the picks of
+        turn 0 (`Picks`) where it played it. Returns the depth reached:
         `end`, the game's end, or a turn this cannot choose (an agent without actions), which
         the caller plays turn by turn."""
         from nlmcs.model.compiled import turns
@@ -166,7 +167,7 @@ class NetworkEvaluator:
             return depth
         kernel, stuck = turns(), -1
         while True:
-            why, reached, sig, y, q, bounds, labels = kernel.learned_turns(
+            why, reached, sig, y, q, bounds, labels, picks = kernel.learned_turns(
                 *state.engine_arrays(), player, tables.keys_of(state.ctx).arrays(),
                 tables.arrays(), net.table_weights(), net.epoch, eps, depth, end, learn_until,
                 rng)
@@ -178,6 +179,8 @@ class NetworkEvaluator:
                                            value)
                                   for a, (s, row, value) in enumerate(zip(
                                       sig.tolist(), y.tolist(), q.tolist(), strict=True)))
+            if depth == 0 and reached > 0 and root is not None:
+                root.append(Picks(picks))
             depth = reached
             if why in (kernel.DONE, kernel.PYTHON_TURN):
                 return depth

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nlmcs.model.compiled import turns
 from nlmcs.model.features import Signature
 from nlmcs.model.rows import FeatureRows, UnitWords
 
@@ -249,7 +250,7 @@ class BoardKeys:
     agents` holds for a board game's agents, so that a roll-out's turns need no Python."""
 
     def __init__(self):
-        self.slots = np.full(1024, -1, np.int64)  # open addressing: entry, or -1
+        self.slots = np.full(1024, turns().EMPTY, np.int64)  # open addressing: entry or EMPTY
         self.hashes = np.zeros(1024, np.int64)
         self.key_lo, self.key_len = Column((), np.int64), Column((), np.int64)
         self.store = Column((), np.int64)  # the keys, one after another
@@ -265,11 +266,10 @@ class BoardKeys:
     def add(self, key: np.ndarray, sids: np.ndarray) -> None:
         """Keep `sids` as the candidate ids of the agent with integer key `key` (a key kept
         already keeps its ids: the same key has the same candidates)."""
-        from nlmcs.model.kernels.turns import find, key_hash
-
-        h = key_hash(key)
-        i = find(self.slots, self.hashes, self.key_lo.data, self.key_len.data, self.store.data,
-                 key, h)
+        kernel = turns()
+        h = kernel.key_hash(key)
+        i = kernel.find(self.slots, self.hashes, self.key_lo.data, self.key_len.data,
+                        self.store.data, key, h)
         if i >= 0:
             return
         e = self.size
@@ -285,9 +285,9 @@ class BoardKeys:
             self.hashes[-1 - i] = h
 
     def _rehash(self, capacity: int) -> None:
-        from nlmcs.model.kernels.turns import find, key_hash
-
-        self.slots = np.full(capacity, -1, np.int64)
+        kernel = turns()
+        find, key_hash = kernel.find, kernel.key_hash
+        self.slots = np.full(capacity, kernel.EMPTY, np.int64)
         self.hashes = np.zeros(capacity, np.int64)
         lo, n, store = self.key_lo.data, self.key_len.data, self.store.data
         for e in range(self.size):

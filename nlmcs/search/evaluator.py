@@ -67,11 +67,13 @@ class ChoosesTurns(Protocol):
         cannot choose on this state."""
 
     def board_turns(self, state: State, player: int, eps: float, rng: np.random.Generator, *,
-                    depth: int, end: int, learn_until: int, datapoints: list) -> int:
-        """The turns `depth`..`end` - 1 of a roll-out (`depth` > 0: no root bias) chosen as
+                    depth: int, end: int, learn_until: int, datapoints: list,
+                    root: list | None = None) -> int:
+        """The turns `depth`..`end` - 1 of a roll-out (without a root bias) chosen as
         `board_joint` would and played on the board, many per compiled call; the datapoints
-        of turns before `learn_until` appended. Returns the depth reached: `end`, the game's
-        end, or a turn it cannot choose (then `board_joint`'s caller plays it)."""
+        of turns before `learn_until` appended, and turn 0's `Picks` to `root` where it played
+        it. Returns the depth reached: `end`, the game's end, or a turn it cannot choose (then
+        `board_joint`'s caller plays it)."""
 
 
 @runtime_checkable

@@ -17,10 +17,10 @@ move comes from the roll-out policy (`SearchConfig.rollout`, or one given, such 
 naive-Bayes policy); it travels to the workers with the core, so it must pickle.
 
 On a board state, where the roll-out policy is the uniform one and Q is E[Q], the evaluator
-may choose the turns in compiled code (the value network's tables): the root turn in one call
-(`ChoosesTurns.board_joint`, whose picks become the roll-out's result), every later turn
-chosen and played in calls of many turns (`ChoosesTurns.board_turns`): the same draws in the
-same order, so the same roll-outs.
+may choose and play the turns in compiled calls of many turns (`ChoosesTurns.board_turns`, the
+value network's tables; the root turn's picks come back as the roll-out's result), or one turn
+at a time (`ChoosesTurns.board_joint`: a root turn that a policy prior biases is chosen in
+Python): the same draws in the same order, so the same roll-outs.
 """
 
 from __future__ import annotations
@@ -75,6 +75,9 @@ class RolloutCore:
         self.prior = prior
         self._bias_key: tuple | None = None  # the (player, step, seed) of the cached bias
         self._bias_root: State | None = None  # and its root (the object: ids are reused)
+        self._actions: list = []  # `root_actions`, cached as the bias is
+        self._actions_key: tuple | None = None
+        self._actions_root: State | None = None
         self._bias: dict[AgentId, np.ndarray] = {}
         self.random_policy = rollout_policy or make_rollout_policy(config.rollout,
                                                                    config.type_weights)
@@ -106,9 +109,19 @@ class RolloutCore:
                     joint[agent] = actions[int(rng.integers(len(actions)))]
             return joint
 
+        turns, loaded = None, []
+        if self.compiled_turns and hasattr(self.evaluator, "board_turns"):
+            def turns(board, depth: int) -> int:
+                """Load the compiled turns with a call that plays none (nothing drawn)."""
+                if not loaded:
+                    loaded.append(self.evaluator.board_turns(
+                        board, 0, 0.0, rng, depth=depth, end=depth, learn_until=0,
+                        datapoints=[]))
+                return depth
+
         rollout(game.new_initial_state(0), 0, choose, config=self.config,
                 opponents=Opponents(game, self.config.opponent, self.config.engine), rng=rng,
-                uniform_from=lambda depth: depth > 0, on_board=self.on_board)
+                uniform_from=lambda depth: depth > 0, on_board=self.on_board, turns=turns)
 
     def run(self, root: State, player: int, step: int, seed: int, index: int) -> RolloutResult:
         cfg = self.config
@@ -135,9 +148,17 @@ class RolloutCore:
         turns = None
         if compiled and hasattr(self.evaluator, "board_turns"):
             def turns(board, depth: int) -> int:
-                return self.evaluator.board_turns(board, player, eps, rng, depth=depth,
-                                                  end=cfg.depth, learn_until=cfg.learn_steps,
-                                                  datapoints=datapoints)
+                if depth == 0 and bias:
+                    return 0
+                picks: list = []
+                acts = self.root_actions(root, board, player, (step, seed)) if depth == 0 else ()
+                reached = self.evaluator.board_turns(
+                    board, player, eps, rng, depth=depth, end=cfg.depth,
+                    learn_until=cfg.learn_steps, datapoints=datapoints, root=picks)
+                if picks:  # the root's moves are the result: as actions
+                    first.update((agent, actions[k]) for (agent, actions), k in zip(
+                        acts, picks[0].index.tolist(), strict=True))
+                return reached
 
         r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng,
                     on_board=self.on_board, when=(step, seed), turns=turns)
@@ -158,6 +179,17 @@ class RolloutCore:
                     self._bias[agent] = policy(values, len(actions), self.config.prior_floor)
             self._bias_root, self._bias_key = root, key
         return self._bias
+
+    def root_actions(self, root: State, board: State, player: int, when: tuple
+                     ) -> list[tuple[AgentId, list[Action]]]:
+        """`player`'s agents and actions on a roll-out's board made from `root` at real step
+        `when` (`agent_actions`, asked before the board's first turn), once per step: every
+        roll-out of the step starts from the same board."""
+        key = (player, *when)
+        if self._actions_root is not root or self._actions_key != key:
+            self._actions = board.agent_actions(player)
+            self._actions_root, self._actions_key = root, key
+        return self._actions
 
     @property
     def compiled_turns(self) -> bool:

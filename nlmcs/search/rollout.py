@@ -134,9 +134,9 @@ def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
     roll-out policy's moves (then the compiled engine may play the rest). `on_board`: `choose`
     asks only what a board state answers, so the whole roll-out may play on the compiled
     engine's board (`Opponents.board_state`, `when` the real step the roll-out belongs to).
-    `turns(board, depth)`: plays the turns from `depth` (> 0) on such a board as `choose`
-    would, as many as it can in compiled code, and returns the depth it reached (`depth`
-    itself where that turn needs `choose`)."""
+    `turns(board, depth)`: plays the turns from `depth` on such a board as `choose` would,
+    as many as it can in compiled code, and returns the depth it reached (`depth` itself where
+    that turn needs `choose`)."""
     board = opponents.board_state(root, player, when) if on_board and leaf is None else None
     if board is None:
         sim = Turns(root.clone(), player, opponents)
@@ -150,7 +150,7 @@ def rollout(root: State, player: int, choose: Chooser, *, config: SearchConfig,
         if board is None and uniform_from is not None and uniform_from(depth) \
                 and sim.finish_uniform(config.depth - depth, rng):
             break
-        if board is not None and turns is not None and depth > 0:
+        if board is not None and turns is not None:
             reached = turns(board, depth)
             if reached > depth:
                 depth = reached

@@ -52,9 +52,11 @@ def test_a_learned_search_plays_the_same_on_the_board(method, opponent, options,
 
     python = _steps(method, "python", opponent, **options)
     turns = []
-    real = BoardState.play_turn
+    real, played = BoardState.play_turn, BoardState.turns_played
     monkeypatch.setattr(BoardState, "play_turn",
                         lambda self, *a: turns.append(1) or real(self, *a))
+    monkeypatch.setattr(BoardState, "turns_played",  # turns compiled code played on it
+                        lambda self: turns.append(1) or played(self))
     assert python == _steps(method, "compiled", opponent, **options)
     assert len(turns) > 3 * 40  # every roll-out played on the board
     assert all(stats["mean_reward"] is not None for _, stats in python[:-1])

@@ -16,7 +16,8 @@ from nlmcs.machine_code import drop_stale
 # their old machine code.
 _CIV = Path(__file__).parents[2] / "games" / "civ"
 drop_stale(Path(__file__).parent, also=(*sorted((_CIV / "compiled").glob("*.py")),
-                                        _CIV / "tables.py", _CIV / "variants.py"))
+                                        _CIV / "tables.py", _CIV / "variants.py",
+                                        _CIV / "labels.py"))
 
 
 def warm_up(expected: bool = False) -> None:

@@ -9,7 +9,7 @@ less its game), the turn chosen (`choose_turn`) and played (`play.turn_with`), r
 the next. The call comes back to Python before a turn's first draw where Python has work
 (a key not registered, a candidate set whose own sums are not this snapshot's, an agent
 without actions) and where the board must grow, so the draws and the moves are those of the
-turn-by-turn path (`tests/model/test_model_turns.py`).
+turn-by-turn path (`tests/model/test_model_tables.py`).
 """
 
 from __future__ import annotations
@@ -34,14 +34,13 @@ EMPTY = -1
 
 @njit(cache=True)
 def key_hash(key):
-    """A 64-bit hash of an integer key (never `EMPTY`)."""
+    """A 63-bit hash of an integer key."""
     h = np.uint64(0x9E3779B97F4A7C15)
     for x in key:
         h ^= np.uint64(x) + np.uint64(0x9E3779B97F4A7C15) + (h << np.uint64(6)) + (
             h >> np.uint64(2))
         h *= np.uint64(0xBF58476D1CE4E5B9)
-    out = np.int64(h >> np.uint64(1))
-    return out if out != EMPTY else np.int64(0)
+    return np.int64(h >> np.uint64(1))  # never negative, so never `EMPTY`
 
 
 @njit(cache=True)
@@ -96,7 +95,7 @@ def learned_turns(b, mk, rk, am, ar, seats, canonical, player, bk, t, wt, epoch,
     `BoardState.play_turn` would, one after the other (see the module; `bk`: the
     `BoardKeys` arrays, `t` and `wt`: `choose_turn`'s tables and weights). Returns (why it
     came back, the depth reached, and the datapoints of the turns played: signatures, y, q,
-    label bounds, labels)."""
+    label bounds, labels, and the picks of turn 0 where this call played it)."""
     U, C, PL, T, G = b
     NB, TI, RAD, OUT, MS = mk
     UK, UF, IT, TR, BU, TT, TF, VP, PR = rk
@@ -107,6 +106,7 @@ def learned_turns(b, mk, rk, am, ar, seats, canonical, player, bk, t, wt, epoch,
     dp_bounds = np.zeros(1, np.int64)
     labels = np.empty(0, np.int64)
     n_dp = 0
+    root = np.empty(0, np.int64)
     why = DONE
     while depth < end:
         if G[G_OVER]:
@@ -160,6 +160,8 @@ def learned_turns(b, mk, rk, am, ar, seats, canonical, player, bk, t, wt, epoch,
             dp_bounds[n_dp + 1:n_dp + m + 1] = at + zb[1:]
             labels[at:at + len(z)] = z
             n_dp += m
+        if depth == 0:
+            root = picks
         chosen = canonical[out[offsets[:-1] + picks]]
         turn_with(b, mk, rk, am, ar, seats, player, kinds, rows, chosen, rng)
         depth += 1
@@ -167,4 +169,4 @@ def learned_turns(b, mk, rk, am, ar, seats, canonical, player, bk, t, wt, epoch,
             why = NEEDS_ROOM
             break
     return (why, depth, dp_sig[:n_dp], dp_y[:n_dp], dp_q[:n_dp], dp_bounds[:n_dp + 1],
-            labels[:dp_bounds[n_dp]])
+            labels[:dp_bounds[n_dp]], root)

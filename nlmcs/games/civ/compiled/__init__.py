@@ -16,4 +16,5 @@ from pathlib import Path
 from nlmcs.machine_code import drop_stale
 
 _CIV = Path(__file__).parent.parent
-drop_stale(Path(__file__).parent, also=(_CIV / "tables.py", _CIV / "variants.py"))
+drop_stale(Path(__file__).parent, also=(_CIV / "tables.py", _CIV / "variants.py",
+                                        _CIV / "labels.py"))
