@@ -52,6 +52,15 @@ def _signatures(state, agent, actions) -> list[Signature]:
     return [make(Signature, words) for words in state.candidate_labels(agent, actions)]
 
 
+def _decisions(tables, sig, y, q, labels, bounds) -> list[Decision]:
+    """The datapoints a compiled choice returns (signature ids, y, q, flat labels and their
+    bounds) as `Decision`s; read before the tables can start again, which voids the ids."""
+    sigs, labels, bounds = tables.sigs, labels.tolist(), bounds.tolist()
+    return [Decision(sigs[s], row, tuple(labels[bounds[a]:bounds[a + 1]]), value)
+            for a, (s, row, value) in enumerate(zip(sig.tolist(), y.tolist(), q.tolist(),
+                                                    strict=True))]
+
+
 class NetworkEvaluator:
     """Q from a `ValueNetwork`; datapoints are `Decision`s (signature + sampled hidden units)."""
 
@@ -144,10 +153,7 @@ class NetworkEvaluator:
         picks, sig, y, q, labels, at = candidates().choose_turn(
             tables.arrays(), net.table_weights(), sids, bounds, net.epoch, eps, learn, rng)
         if learn:
-            sigs, labels, at = tables.sigs, labels.tolist(), at.tolist()
-            datapoints.extend(Decision(sigs[s], row, tuple(labels[at[a]:at[a + 1]]), value)
-                              for a, (s, row, value) in enumerate(zip(
-                                  sig.tolist(), y.tolist(), q.tolist(), strict=True)))
+            datapoints.extend(_decisions(tables, sig, y, q, labels, at))
         return Picks(picks)
 
     def board_turns(self, state, player, eps, rng, *, depth: int, end: int, learn_until: int,
@@ -174,11 +180,7 @@ class NetworkEvaluator:
             if reached > depth:
                 state.turns_played()
             if len(sig):
-                sigs, labels, bounds = tables.sigs, labels.tolist(), bounds.tolist()
-                datapoints.extend(Decision(sigs[s], row, tuple(labels[bounds[a]:bounds[a + 1]]),
-                                           value)
-                                  for a, (s, row, value) in enumerate(zip(
-                                      sig.tolist(), y.tolist(), q.tolist(), strict=True)))
+                datapoints.extend(_decisions(tables, sig, y, q, labels, bounds))
             if depth == 0 and reached > 0 and root is not None:
                 root.append(Picks(picks))
             depth = reached
