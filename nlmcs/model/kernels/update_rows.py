@@ -56,6 +56,23 @@ def _parts(t, s):
 
 
 @njit(cache=True)
+def _own_rows(t, parts, slot, values, state, r0, c, o_slot, o_val, o_row, o):
+    """A datapoint's own entries of one relevance feature from entry o on, one per candidate
+    row: the unit-action part's value (`values`: overlap counts or meaning cosines), or with
+    `state` the state labels' values added up in their order. Returns the next entry."""
+    for r in range(c):
+        if state:
+            x = 0.0
+            for p in parts[2:]:
+                x += values[t.part_meta[p, P_ROWS] + r]
+        else:
+            x = values[t.part_meta[parts[1], P_ROWS] + r]
+        o_slot[o], o_val[o], o_row[o] = slot, x, r0 + r
+        o += 1
+    return o
+
+
+@njit(cache=True)
 def shared_rows(t, rs, sid, y, z, z_lo):
     """The arrays of `batch.build` for datapoints (signature id `sid`, sentence `y`, labels
     z[z_lo[d]:z_lo[d + 1]]), in its order: output rows (slot, value, datapoint), candidate rows
@@ -158,27 +175,16 @@ def shared_rows(t, rs, sid, y, z, z_lo):
         chosen[d] = r0 + yd
         row_owner[r0:r0 + c + 1] = d
         # own relevance entries: overlap counts (and the state's), meaning, NULL's biases
-        b0 = t.part_meta[parts[1], P_ROWS]
-        for r in range(c):
-            o_slot[o], o_val[o], o_row[o] = rs.overlap_slot, t.part_overlap[b0 + r], r0 + r
-            o += 1
+        o = _own_rows(t, parts, rs.overlap_slot, t.part_overlap, False, r0, c, o_slot, o_val,
+                      o_row, o)
         if rs.overlap_state:
-            for r in range(c):
-                x = 0.0
-                for p in parts[2:]:
-                    x += t.part_overlap[t.part_meta[p, P_ROWS] + r]
-                o_slot[o], o_val[o], o_row[o] = rs.overlap_state_slot, x, r0 + r
-                o += 1
+            o = _own_rows(t, parts, rs.overlap_state_slot, t.part_overlap, True, r0, c, o_slot,
+                          o_val, o_row, o)
         if rs.meaning:
-            for r in range(c):
-                o_slot[o], o_val[o], o_row[o] = rs.meaning_slot, t.part_meaning[b0 + r], r0 + r
-                o += 1
-            for r in range(c):
-                x = 0.0
-                for p in parts[2:]:
-                    x += t.part_meaning[t.part_meta[p, P_ROWS] + r]
-                o_slot[o], o_val[o], o_row[o] = rs.meaning_state_slot, x, r0 + r
-                o += 1
+            o = _own_rows(t, parts, rs.meaning_slot, t.part_meaning, False, r0, c, o_slot,
+                          o_val, o_row, o)
+            o = _own_rows(t, parts, rs.meaning_state_slot, t.part_meaning, True, r0, c, o_slot,
+                          o_val, o_row, o)
         for i in range(2):
             o_slot[o], o_val[o], o_row[o] = rs.null_slots[i], 1.0, r0 + c
             o += 1
