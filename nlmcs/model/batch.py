@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 
 import numpy as np
 
+from nlmcs.model.compiled import update_rows
 from nlmcs.model.kernels.sweep_inputs import (
     Candidates,
     Labels,
@@ -130,6 +132,37 @@ def build(rows: FeatureRows, decisions: Sequence[Decision]) -> Batch:
         batch.row_q = _row_q_rows(rows, [dec.sig for dec in decisions], row_owner, row_start)
     elif shared is not None:
         batch.shared, batch.set_sigs = shared.finish(row_start)
+    return batch
+
+
+def from_tables(rows: FeatureRows, tables, decisions: Sequence[Decision]) -> Batch | None:
+    """`build` of a likelihood-ratio rule's batch from the signatures' integer tables
+    (`nlmcs.model.tables.SignatureTables`) in one compiled call (`kernels.update_rows`): the same
+    arrays. None where a datapoint's signature has no id there; `build` lays that roll-out
+    out."""
+    n = len(decisions)
+    get = tables.ids.get
+    sid = np.empty(n, np.int64)
+    for d, dec in enumerate(decisions):
+        s = get(dec.sig)
+        if s is None:
+            return None
+        sid[d] = s
+    z_lo = np.zeros(n + 1, np.int64)
+    np.cumsum([len(dec.z) for dec in decisions], out=z_lo[1:])
+    (f_slot, f_val, f_row, row_owner, row_start, chosen, static, parent, flags, owner, label,
+     sh_slot, sh_val, sh_row, start, first_row, owner_set, own_slot, own_val, own_row,
+     set_first) = update_rows().shared_rows(
+        tables.arrays(), rows.row_slots, sid,
+        np.fromiter((dec.y for dec in decisions), np.int64, n),
+        np.fromiter(chain.from_iterable(dec.z for dec in decisions), np.int64, z_lo[-1]), z_lo)
+    batch = Batch(f=OutputRows(f_slot, f_val, f_row, n),
+                  cand=Candidates(row_owner, row_start, chosen),
+                  labels=Labels(static, parent, flags, owner, label, rows.flag_slots,
+                                rows.plabel_slots))
+    batch.shared = SharedPhi(sh_slot, sh_val, sh_row, start, first_row, owner_set, own_slot,
+                             own_val, own_row)
+    batch.set_sigs = tuple(decisions[d].sig for d in set_first.tolist())
     return batch
 
 

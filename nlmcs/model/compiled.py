@@ -38,3 +38,8 @@ def sweeps() -> ModuleType:
 def turns() -> ModuleType:
     """`nlmcs.model.kernels.turns`: a learned roll-out's turns on the civ board."""
     return _MODULES.get("turns") or _load("turns")
+
+
+def update_rows() -> ModuleType:
+    """`nlmcs.model.kernels.update_rows`: a roll-out's update rows from the tables."""
+    return _MODULES.get("update_rows") or _load("update_rows")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nlmcs.model import reference
-from nlmcs.model.batch import Batch, build
+from nlmcs.model.batch import Batch, build, from_tables
 from nlmcs.model.compiled import sweeps
 from nlmcs.model.kernels.sweep_inputs import CONSISTENT, RELEASE, Rates, SharedPhi, Tables
 from nlmcs.model.network import Decision, ValueNetwork
@@ -45,6 +45,10 @@ def prepare(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch | Decisio
     if not decisions:
         return None
     if net.compiled:
+        if net.tables is not None and net.config.hidden_update != "expected":
+            found = from_tables(net.rows, net.tables, decisions)
+            if found is not None:
+                return found
         return build(net.rows, decisions)
     return Decisions(tuple((d.sig, d.y, d.z) for d in decisions))
 

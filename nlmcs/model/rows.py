@@ -33,6 +33,7 @@ from nlmcs.model.features import (
     slots,
     stem_ids,
 )
+from nlmcs.model.kernels.sweep_inputs import RowSlots
 
 
 def overlap_sum(parts: list, n: int) -> np.ndarray:
@@ -206,6 +207,10 @@ class FeatureRows:
         self.plabel_slots = slots(mix(T.PSI_PLABEL, np.arange(4, dtype=np.uint64)[:, None], lab), b)
         self.flag_slots = slots(mix(T.PSI_FLAG, np.arange(3, dtype=np.uint64)[:, None], lab), b)
         self.match_slots = slots(mix(T.MATCH, np.arange(2, dtype=np.uint64)), b) + off
+        self.row_slots = RowSlots(
+            config.kind == "text", config.grounding_features, config.overlap_state,
+            config.meaning, self.overlap_slot, self.overlap_state_slot, self.meaning_slot,
+            self.meaning_state_slot, self.null_slots, self.match_slots)
 
     @property
     def text(self) -> bool:

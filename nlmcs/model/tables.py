@@ -72,7 +72,8 @@ COLUMNS = {  # name -> (row shape, dtype, fill), in `kernels.candidates.Tables` 
     "unit_parent": ((), np.int64, 0), "unit_order": ((), np.int64, 0),
     "unit_norm": ((), np.float64, 0), "unit_phi": ((), np.float64, 0),
     "unit_static": ((3,), np.float64, 0), "unit_sexp": ((3,), np.float64, 0),
-    "unit_marg": ((3,), np.float64, 0),
+    "unit_marg": ((3,), np.float64, 0), "unit_psi": ((3, 7), np.int64, 0),
+    "unit_phi_word": ((2,), np.int64, 0),
     "state_meta": ((5,), np.int64, STAMP), "state_parts": ((), np.int64, 0),
     "state_rel": ((), np.float64, 0), "state_lang": ((), np.float64, 0),
     "state_pred": ((2,), np.float64, 0),
@@ -185,6 +186,8 @@ class SignatureTables:
         self._add("unit_parent", uw.parent)
         self._add("unit_order", uw.order)
         self._add("unit_norm", uw.norm)
+        self._add("unit_psi", uw.psi_static)
+        self._add("unit_phi_word", uw.phi_word)
         for name in ("unit_static", "unit_sexp", "unit_marg"):
             self._add(name, nw)
         found = self._units[uw.key] = self._add("unit_meta", np.array(

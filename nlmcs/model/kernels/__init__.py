@@ -50,6 +50,11 @@ def warm_up(expected: bool = False) -> None:
     candidates.agent_expected(tables, weights, i0, 0)
     candidates.choose_turn(tables, weights, i0, np.zeros(1, np.int64), 0, 0.1, True,
                            np.random.default_rng(0))
+    from nlmcs.model.kernels import update_rows
+
+    two = np.zeros(2, np.int64)
+    update_rows.shared_rows(tables, si.RowSlots(True, False, False, False, 0, 0, 0, 0, two, two),
+                            i0, i0, i0, np.zeros(1, np.int64))
     scoring.draw(np.ones(1), 0.5)
     scoring.sample_labels(*scoring.LabelDraw(no_words, no_words, no_flags, table, slots3, slots4,
                                              1.0, np.zeros((0, 2)), np.zeros((0, 2)), True,

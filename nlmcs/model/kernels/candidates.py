@@ -66,6 +66,8 @@ class Tables(NamedTuple):
     unit_static: np.ndarray  # (., 3) per snapshot (the network's)
     unit_sexp: np.ndarray  # (., 3) their factors, per snapshot (the network's)
     unit_marg: np.ndarray  # (., 3) the label marginals lent to the set's candidates
+    unit_psi: np.ndarray  # (., 3, 7) each word's static label-row slots (the update rows)
+    unit_phi_word: np.ndarray  # (., 2) its bag-of-words and word x unit u slots (the same)
     state_meta: np.ndarray  # (K, 5) int
     state_parts: np.ndarray  # (.,) part ids of each state key's labels, in order
     state_rel: np.ndarray  # (.,) rel_b per row, per snapshot

@@ -114,3 +114,19 @@ class RowQ(NamedTuple):
     static: np.ndarray  # (K, 3, 7) v slots of each distinct (manual word, flags)
     flags: np.ndarray  # (K, 3) its flags
     pair: np.ndarray  # (Wc,) distinct (word, flags) of each candidate word
+
+
+class RowSlots(NamedTuple):
+    """A configuration's slots and switches the update rows read beside the tables
+    (`kernels.update_rows`; `FeatureRows` makes them)."""
+
+    labels: bool  # the text kind: a label layer (drawn labels add predicate rows)
+    grounding: bool  # the grounding matches are output features
+    overlap_state: bool
+    meaning: bool
+    overlap_slot: int
+    overlap_state_slot: int
+    meaning_slot: int
+    meaning_state_slot: int
+    null_slots: np.ndarray  # (2,)
+    match_slots: np.ndarray  # (2,)

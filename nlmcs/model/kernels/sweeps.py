@@ -162,8 +162,8 @@ def shared_sweeps(rates, f, cand, phi, lab, tables):
     q = np.empty(n_data)
     k = np.empty(n_data)
     dw = np.empty(len(f.slot))
-    du_sh = np.empty(len(phi.slot))
-    du_own = np.empty(len(phi.own_slot))
+    u_sh = np.empty(len(phi.slot))  # u of each entry at the start of the pass
+    u_own = np.empty(len(phi.own_slot))
     dv = np.empty((n_lab, 3, 11))
     logits = np.empty(n_rows)
     prob = np.empty(n_rows)
@@ -184,13 +184,17 @@ def shared_sweeps(rates, f, cand, phi, lab, tables):
             for g in range(n_sets):
                 base = phi.first_row[g]
                 for e in range(phi.start[g], phi.start[g + 1]):
-                    set_logits[base + phi.row[e]] += u[phi.slot[e]] * phi.val[e]
+                    x = u[phi.slot[e]]
+                    u_sh[e] = x
+                    set_logits[base + phi.row[e]] += x * phi.val[e]
             for d in range(n_data):
                 lo, base = row_start[d], phi.first_row[phi.owner_set[d]]
                 for r in range(_rows_of(d, row_start, n_rows)):
                     logits[lo + r] = set_logits[base + r]
             for e in range(len(phi.own_slot)):
-                logits[phi.own_row[e]] += u[phi.own_slot[e]] * phi.own_val[e]
+                x = u[phi.own_slot[e]]
+                u_own[e] = x
+                logits[phi.own_row[e]] += x * phi.own_val[e]
             for d in range(n_data):
                 lo = row_start[d]
                 hi = lo + _rows_of(d, row_start, n_rows)
@@ -201,27 +205,26 @@ def shared_sweeps(rates, f, cand, phi, lab, tables):
                 for r in range(_rows_of(d, row_start, n_rows)):
                     coef = (1.0 if lo + r == chosen_row[d] else 0.0) - prob[lo + r]
                     set_coef[base + r] += k[d] * coef
+            # Each step reads u as the pass found it (kept above), so the shared entries, then
+            # the own ones, move u as they are computed: the order of the additions, and so
+            # every value, is that of computing all the steps first.
             for g in range(n_sets):
                 base = phi.first_row[g]
                 for e in range(phi.start[g], phi.start[g + 1]):
-                    decay = h_l2 * u[phi.slot[e]] if phi.val[e] != 0 else 0.0
-                    du_sh[e] = h_alpha * (set_coef[base + phi.row[e]] * phi.val[e]
-                                          - members[g] * decay)
+                    decay = h_l2 * u_sh[e] if phi.val[e] != 0 else 0.0
+                    u[phi.slot[e]] += h_alpha * (set_coef[base + phi.row[e]] * phi.val[e]
+                                                 - members[g] * decay)
             for e in range(len(phi.own_slot)):
                 r = phi.own_row[e]
                 d = cand.row_owner[r]
                 coef = (1.0 if r == chosen_row[d] else 0.0) - prob[r]
-                decay = h_l2 * u[phi.own_slot[e]] if phi.own_val[e] != 0 else 0.0
-                du_own[e] = h_alpha * (k[d] * coef * phi.own_val[e] - decay)
+                decay = h_l2 * u_own[e] if phi.own_val[e] != 0 else 0.0
+                u[phi.own_slot[e]] += h_alpha * (k[d] * coef * phi.own_val[e] - decay)
         if n_lab:
             _label_step(lab, k, v, rates, lab_logits, lab_prob, dv)
-        if not n_rows:
-            du_sh[:] = 0.0
-            du_own[:] = 0.0
-        _apply(f.slot, dw, w, phi.slot, du_sh, u)
+        for e in range(len(f.slot)):
+            w[f.slot[e]] += dw[e]
         _apply_labels(lab, dv, v)
-        for e in range(len(phi.own_slot)):
-            u[phi.own_slot[e]] += du_own[e]
 
 
 @njit(cache=True)
