@@ -139,11 +139,19 @@ def stem_ids(phrases: Iterable[str]) -> np.ndarray:
 
 def game_ids(sig: Signature, bits: int) -> np.ndarray:
     """x (and the game part of f): action x agent x each state label, plus action x agent."""
-    act, unit = sid(sig.action_key), sid(sig.unit)
-    shift = 64 - bits
-    out = [mix_int(T.GAME_BIAS, act, unit) >> shift]
-    out += [mix_int(T.GAME, act, unit, sid(s)) >> shift for s in sig.state]
+    act, unit = sig.action_key, sig.unit
+    out = [_game_slot(act, unit, None, bits)]
+    out += [_game_slot(act, unit, s, bits) for s in sig.state]
     return np.array(out, dtype=np.int64)
+
+
+@functools.lru_cache(maxsize=65536)
+def _game_slot(action: str, unit: str, label: str | None, bits: int) -> int:
+    """One game feature's slot (None: the action x agent bias), kept: the signatures a search
+    registers share their actions, agents and state labels many times over."""
+    if label is None:
+        return mix_int(T.GAME_BIAS, sid(action), sid(unit)) >> (64 - bits)
+    return mix_int(T.GAME, sid(action), sid(unit), sid(label)) >> (64 - bits)
 
 
 _MASK = (1 << 64) - 1

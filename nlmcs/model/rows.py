@@ -190,6 +190,7 @@ class FeatureRows:
         self._units: dict[str, UnitWords] = {}
         self._features: dict[Signature, SigFeatures] = {}
         self._parts: dict[tuple, Part] = {}
+        self._state_flags: dict[tuple, tuple] = {}  # (set, state labels) -> `_state_words`
         self._templates: dict[tuple, tuple] = {}  # weight-free row layouts shared by signatures
         # each signature's row-Q pieces (`nlmcs.model.batch`), weight-free like the rest; kept
         # here, not in a weak dictionary, whose callbacks swallow a signal that lands in them
@@ -310,6 +311,7 @@ class FeatureRows:
         if len(self._units) > 20000:  # bound memory over long games
             self._units.clear()
             self._parts.clear()
+            self._state_flags.clear()
             self._templates.clear()
         self._units[key] = words
 
@@ -400,15 +402,30 @@ class FeatureRows:
             feats.unit = uw
             feats.keys = keys
             feats.parts = [self.part(k[0], k[2], uw) for k in keys]
-            in_state = np.zeros(len(uw.words), bool)
-            for part in feats.parts[2:]:
-                in_state |= part.mask
-            feats.flags = np.stack([in_state, uw.in_unit, feats.parts[1].mask], axis=1)
+            in_state, named = self._state_words(uw, sig.state, keys[2:], feats.parts[2:])
+            action = feats.parts[1]
+            feats.flags = flags = np.empty((len(uw.words), 3), bool)
+            flags[:, 0], flags[:, 1], flags[:, 2] = in_state, uw.in_unit, action.mask
             # Equal flags <=> the same label words occur in the sentences: a cheap cache key.
-            feats.flag_key = (unit,) + tuple(k for k, p in zip(keys[1:], feats.parts[1:],
-                                                                strict=True) if p.mask.any())
+            feats.flag_key = (unit,) + ((keys[1],) if action.mask.any() else ()) + named
         self._features[sig] = feats
         return feats
+
+    def _state_words(self, uw: UnitWords, labels: tuple, keys: list, parts: list) -> tuple:
+        """(which candidate words name one of the state labels (Wc,), the keys of the labels
+        named in some sentence), kept per candidate set and labels: an agent's candidates all
+        share them."""
+        key = (uw.key, labels)
+        found = self._state_flags.get(key)
+        if found is None:
+            if len(self._state_flags) > 20000:  # bound memory over long games
+                self._state_flags.clear()
+            in_state = np.zeros(len(uw.words), bool)
+            for part in parts:
+                in_state |= part.mask
+            named = tuple(k for k, p in zip(keys, parts, strict=True) if p.mask.any())
+            found = self._state_flags[key] = (in_state, named)
+        return found
 
     # --- the sparse rows of one decision ------------------------------------------------------
     def num_hidden(self, feats: SigFeatures) -> int:
