@@ -4,7 +4,8 @@ sweeps (`nlmcs.model.kernels.sweeps`).
 A datapoint is a `Decision` (a signature and its drawn y and z). Its rows are weight-free
 (`nlmcs.model.rows`): the output features f of (y, z), the relevance features phi of every
 candidate row, and the label features psi of the drawn sentence's words. The process that played
-the roll-out builds the batch once, and every replica of the network learns from the same arrays
+the roll-out builds the batch once (from the signatures' tables in one compiled call where the
+network has them, `from_tables`), and every replica of the network learns from the same arrays
 (`nlmcs.model.learner`); a batch shipped to another process leaves out the entries it can lay out
 again from its own caches (`Batch.restored`).
 """
