@@ -78,12 +78,10 @@ def _relevance_probs(phi, row_start, u, temperature, logits, prob):
 
 
 @njit(cache=True)
-def _apply(f_slot, dw, w, phi_slot, du, u):
-    """Add a sweep's steps to the output and relevance weights (after all were computed)."""
-    for e in range(len(f_slot)):
-        w[f_slot[e]] += dw[e]
-    for e in range(len(phi_slot)):
-        u[phi_slot[e]] += du[e]
+def _add_at(slot, step, table):
+    """Add a sweep's steps to a weight table, entry after entry (after all were computed)."""
+    for e in range(len(slot)):
+        table[slot[e]] += step[e]
 
 
 @njit(cache=True)
@@ -222,8 +220,7 @@ def shared_sweeps(rates, f, cand, phi, lab, tables):
                 u[phi.own_slot[e]] += h_alpha * (k[d] * coef * phi.own_val[e] - decay)
         if n_lab:
             _label_step(lab, k, v, rates, lab_logits, lab_prob, dv)
-        for e in range(len(f.slot)):
-            w[f.slot[e]] += dw[e]
+        _add_at(f.slot, dw, w)
         _apply_labels(lab, dv, v)
 
 
@@ -296,5 +293,6 @@ def expected_sweeps(rates, f, cand, phi, lab, rq, tables):
                 du[e] = h_alpha * (coef * phi.val[e] - decay)
         if n_lab:
             _label_step(lab, k, v, rates, lab_logits, lab_prob, dv)
-        _apply(f.slot, dw, w, phi.slot, du, u)
+        _add_at(f.slot, dw, w)
+        _add_at(phi.slot, du, u)
         _apply_labels(lab, dv, v)

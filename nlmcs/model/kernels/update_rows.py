@@ -91,7 +91,8 @@ def shared_rows(t, rs, sid, y, z, z_lo):
         s = sid[d]
         uid = t.sig_meta[s, S_UNIT]
         c, nw = t.unit_meta[uid, U_C], t.unit_meta[uid, U_W]
-        n_parts = len(_parts(t, s))
+        sk = t.sig_meta[s, S_STATE]
+        n_parts = 2 + t.state_meta[sk, K_HI] - t.state_meta[sk, K_LO]
         n_f += t.sig_meta[s, S_GAME_HI] - t.sig_meta[s, S_GAME_LO]
         if y[d] < c:
             lo, hi = _span(t, uid, y[d])
