@@ -9,6 +9,10 @@ asked for. The two inputs numpy computes differently from compiled code (the sta
 factors, an `exp`) come from the network, per candidate set and snapshot (`Tables.unit_sexp`).
 `choose_turn` draws what `nlmcs.search.mc_rollouts.RolloutCore.joint_move` draws, from the same
 Generator in the same order.
+
+A call that takes the tables (`Tables`, `Weights`) counts each of their arrays in and out
+(about 1 us a call, most of a kept score's cost), so callers read an entry's stamp themselves
+and call only where it is not this snapshot's.
 """
 
 from __future__ import annotations
@@ -179,7 +183,8 @@ def _action_sums(t, wt, ak, epoch, uid):
     um = t.unit_meta
     w0, u0, n_rows, n_words = um[uid, U_WORDS], um[uid, U_ROWS], um[uid, U_C], um[uid, U_W]
     pa, pb = t.act_meta[ak, A_ATYPE], t.act_meta[ak, A_ACTION]
-    _part_sums(t, wt, pa, epoch, w0, n_rows, n_words)
+    if t.part_meta[pa, STAMP] != epoch:
+        _part_sums(t, wt, pa, epoch, w0, n_rows, n_words)
     r0, p0 = t.part_meta[pa, P_ROWS], t.part_meta[pa, P_WORDS]
     b0, c0 = t.part_meta[pb, P_ROWS], t.part_meta[pb, P_WORDS]
     rel, lang, pred = action_sums(
@@ -218,7 +223,8 @@ def _state_sums(t, wt, sk, epoch, uid):
         t.state_pred[q0 + j, 1] = 0.0
     for k in range(k0, k1):
         pid = t.state_parts[k]
-        _part_sums(t, wt, pid, epoch, w0, n_rows, n_words)
+        if t.part_meta[pid, STAMP] != epoch:
+            _part_sums(t, wt, pid, epoch, w0, n_rows, n_words)
         b0, p0 = t.part_meta[pid, P_ROWS], t.part_meta[pid, P_WORDS]
         for r in range(n_rows):
             t.state_lang[r0 + r] += t.part_lang[b0 + r]
@@ -246,8 +252,10 @@ def score(t, wt, s, epoch):
     sm, um = t.sig_meta, t.unit_meta
     ak, uid, sk = sm[s, S_ACTION], sm[s, S_UNIT], sm[s, S_STATE]
     w0, n_rows, n_words = um[uid, U_WORDS], um[uid, U_C], um[uid, U_W]
-    _action_sums(t, wt, ak, epoch, uid)
-    _state_sums(t, wt, sk, epoch, uid)
+    if t.act_meta[ak, STAMP] != epoch:
+        _action_sums(t, wt, ak, epoch, uid)
+    if t.state_meta[sk, STAMP] != epoch:
+        _state_sums(t, wt, sk, epoch, uid)
     g0, g1 = sm[s, S_GAME_LO], sm[s, S_GAME_HI]
     picked = np.empty(g1 - g0)
     for k in range(g1 - g0):
@@ -291,8 +299,10 @@ def score(t, wt, s, epoch):
 def agent_expected(t, wt, sids, epoch):
     """E[Q] of one agent's candidates (`sids`) under snapshot `epoch`."""
     out = np.empty(len(sids))
+    stamp, kept = t.sig_meta[:, STAMP], t.sig_expected
     for i in range(len(sids)):
-        out[i] = score(t, wt, sids[i], epoch)
+        s = sids[i]
+        out[i] = kept[s] if stamp[s] == epoch else score(t, wt, s, epoch)
     return out
 
 
@@ -327,7 +337,8 @@ def sample(t, wt, s, epoch, rng):
     """`ValueNetwork.sample` of signature `s` on the compiled backend: the sentence y from one
     uniform draw, then (text, y a sentence) its words' labels from one draw each; returns
     (y, labels, q)."""
-    score(t, wt, s, epoch)
+    if t.sig_meta[s, STAMP] != epoch:
+        score(t, wt, s, epoch)
     sm, um = t.sig_meta, t.unit_meta
     uid, ak, sk = sm[s, S_UNIT], sm[s, S_ACTION], sm[s, S_STATE]
     w0, n_rows, n_words = um[uid, U_WORDS], um[uid, U_C], um[uid, U_W]
@@ -370,12 +381,14 @@ def choose_turn(t, wt, sids, bounds, epoch, eps, learn, rng):
     dp_q = np.empty(n if learn else 0)
     label_bounds = np.zeros(n + 1 if learn else 1, np.int64)
     labels = np.empty(0, np.int64)
+    stamp, kept = t.sig_meta[:, STAMP], t.sig_expected
     for a in range(n):
         lo, hi = bounds[a], bounds[a + 1]
         k = -1
         if rng.random() >= eps:
             for i in range(lo, hi):
-                q[i] = score(t, wt, sids[i], epoch)
+                s = sids[i]
+                q[i] = kept[s] if stamp[s] == epoch else score(t, wt, s, epoch)
             k = greedy(q, lo, hi, rng)
         if k < 0:
             k = rng.integers(0, hi - lo)

@@ -17,14 +17,22 @@ ROOT = 3  # parent label of a word under the sentence root (nlmcs.model.features
 
 @njit(cache=True)
 def softmax_into(x, out, temperature):
-    m = x[0] / temperature
-    for i in range(1, len(x)):
+    softmax_at(x, out, 0, len(x), temperature)
+
+
+@njit(cache=True)
+def softmax_at(x, out, lo, n, temperature):
+    """`softmax_into` of x[lo:lo + n] into out[lo:lo + n], without the slices: a slice is an
+    array counted in and out, which in the sweeps' per-word loops cost more than the softmax."""
+    lo = np.uint64(lo)  # unsigned: numba leaves out the negative-index wraparound
+    m = x[lo] / temperature
+    for i in range(lo + 1, lo + n):
         m = max(m, x[i] / temperature)
     s = 0.0
-    for i in range(len(x)):
+    for i in range(lo, lo + n):
         out[i] = np.exp(x[i] / temperature - m)
         s += out[i]
-    for i in range(len(x)):
+    for i in range(lo, lo + n):
         out[i] /= s
 
 

@@ -7,7 +7,9 @@ together; `passes` sweeps per roll-out. `nlmcs.model.reference.update` is the pl
 these are tested against (within 1e-9, and the same games). The sweeps take their inputs as the
 named tuples of `nlmcs.model.kernels.sweep_inputs` (`Rates`, `OutputRows`, ...), which
 `nlmcs.model.batch` fills with a roll-out's rows once; the weight tables in `Tables` are changed
-in place. Names follow the paper: u weighs
+in place. Indices read from arrays are cast to unsigned (`U`), which spares numba's check for a
+negative index (in the entry loops, more than the arithmetic), and the loops take no slices (a
+slice is an array counted in and out). Names follow the paper: u weighs
 phi (relevance), v psi (labels), w f (output); D datapoints, R candidate rows (C + 1 per
 datapoint: its candidate sentences and NULL, or its latent states), Wz the words of the
 sentences the datapoints drew.
@@ -17,8 +19,9 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit
+from numba import uint64 as U  # an unsigned index: numba leaves out the negative-index wraparound
 
-from nlmcs.model.kernels.labels import label_marginals, softmax_into
+from nlmcs.model.kernels.labels import label_marginals, softmax_at
 from nlmcs.model.kernels.sweep_inputs import RELEASE
 
 
@@ -60,9 +63,10 @@ def _output_step(f, w, rates, q, dw):
     """Q = w . f of every datapoint (into q (D,)) and the output layer's step dw (E,)."""
     q[:] = 0.0
     for e in range(len(f.slot)):
-        q[f.row[e]] += w[f.slot[e]] * f.val[e]
+        q[U(f.row[e])] += w[U(f.slot[e])] * f.val[e]
     for e in range(len(f.slot)):
-        dw[e] = rates.alpha * ((rates.target - q[f.row[e]]) * f.val[e] - rates.l2 * w[f.slot[e]])
+        dw[e] = rates.alpha * ((rates.target - q[U(f.row[e])]) * f.val[e]
+                               - rates.l2 * w[U(f.slot[e])])
 
 
 @njit(cache=True)
@@ -74,66 +78,86 @@ def _relevance_probs(phi, row_start, u, temperature, logits, prob):
     for d in range(len(row_start)):
         lo = row_start[d]
         hi = lo + _rows_of(d, row_start, len(logits))
-        softmax_into(logits[lo:hi], prob[lo:hi], temperature)
+        softmax_at(logits, prob, lo, hi - lo, temperature)
 
 
 @njit(cache=True)
 def _add_at(slot, step, table):
     """Add a sweep's steps to a weight table, entry after entry (after all were computed)."""
     for e in range(len(slot)):
-        table[slot[e]] += step[e]
+        table[U(slot[e])] += step[e]
 
 
 @njit(cache=True)
-def _label_step(lab, k, v, rates, lab_logits, lab_prob, dv):
-    """The label layer's likelihood-ratio step dv (Wz, 3, 11) of one sweep, each word's factor
-    k taken from its datapoint: the reference's entries in their order, less the flags a word
-    has not, whose value 0 adds nothing to a logit and no step to a weight."""
+def _label_logits(lab, v, rates, lab_logits, lab_prob, v_at):
+    """The label layer's probabilities (Wz, 3) of one sweep, keeping each weight read as the
+    sweep found it (`v_at` (Wz, 3, 11)) for the steps' decay: the reference's entries in their
+    order, less the flags a word has not, whose value 0 adds nothing to a logit and no step to
+    a weight."""
     for j in range(len(lab.owner)):
-        pl = lab.parent[j]
+        pl = U(lab.parent[j])
         for z in range(3):
             x = 0.0
             for t in range(7):
-                x += v[lab.static[j, z, t]]
-            x += v[lab.plabel_slots[pl, z]]
+                y = v[U(lab.static[j, z, t])]
+                v_at[j, z, t] = y
+                x += y
+            y = v[U(lab.plabel_slots[pl, z])]
+            v_at[j, z, 7] = y
+            x += y
             for f in range(3):
                 if lab.flags[j, f]:
-                    x += v[lab.flag_slots[f, z]]
+                    y = v[U(lab.flag_slots[f, z])]
+                    v_at[j, z, 8 + f] = y
+                    x += y
             lab_logits[3 * j + z] = x
-        softmax_into(lab_logits[3 * j: 3 * j + 3], lab_prob[3 * j: 3 * j + 3],
-                     rates.temperature)
-    h_alpha, h_l2 = rates.h_alpha, rates.h_l2
-    for j in range(len(lab.owner)):
-        kj = k[lab.owner[j]]
-        pl = lab.parent[j]
-        for z in range(3):
-            g = kj * ((1.0 if z == lab.label[j] else 0.0) - lab_prob[3 * j + z])
-            for t in range(7):
-                dv[j, z, t] = h_alpha * (g - h_l2 * v[lab.static[j, z, t]])
-            dv[j, z, 7] = h_alpha * (g - h_l2 * v[lab.plabel_slots[pl, z]])
-            for f in range(3):
-                if lab.flags[j, f]:
-                    dv[j, z, 8 + f] = h_alpha * (g - h_l2 * v[lab.flag_slots[f, z]])
+        softmax_at(lab_logits, lab_prob, 3 * j, 3, rates.temperature)
 
 
 @njit(cache=True)
-def _apply_labels(lab, dv, v):
-    """Add the label step to v, entry after entry in the reference's order."""
-    for j in range(len(lab.parent)):
-        pl = lab.parent[j]
+def _label_step(lab, k, v, rates, lab_prob, v_at):
+    """The label layer's likelihood-ratio step, each word's factor k taken from its datapoint,
+    added to v entry after entry in the reference's order as it is computed: each decay reads
+    the weight as the sweep found it (`v_at`), so every value is that of computing all the
+    steps first."""
+    h_alpha, h_l2 = rates.h_alpha, rates.h_l2
+    for j in range(len(lab.owner)):
+        kj = k[U(lab.owner[j])]
+        pl = U(lab.parent[j])
         for z in range(3):
+            g = kj * ((1.0 if z == lab.label[j] else 0.0) - lab_prob[3 * j + z])
             for t in range(7):
-                v[lab.static[j, z, t]] += dv[j, z, t]
-            v[lab.plabel_slots[pl, z]] += dv[j, z, 7]
+                v[U(lab.static[j, z, t])] += h_alpha * (g - h_l2 * v_at[j, z, t])
+            v[U(lab.plabel_slots[pl, z])] += h_alpha * (g - h_l2 * v_at[j, z, 7])
             for f in range(3):
                 if lab.flags[j, f]:
-                    v[lab.flag_slots[f, z]] += dv[j, z, 8 + f]
+                    v[U(lab.flag_slots[f, z])] += h_alpha * (g - h_l2 * v_at[j, z, 8 + f])
 
 
 @njit(cache=True)
 def _rows_of(d, row_start, n_rows):
     """Candidate rows of datapoint d (rows are laid out datapoint after datapoint)."""
     return (row_start[d + 1] if d + 1 < len(row_start) else n_rows) - row_start[d]
+
+
+@njit(cache=True)
+def _runs(phi):
+    """The runs of the shared sets' entries that share a row (a sentence's words): each run's
+    first entry (and the end), its row among all sets' rows and its set. A run's logit is
+    summed in a register and its coefficient read once, the same additions in the same order."""
+    n = len(phi.slot)
+    lo = np.empty(n + 1, np.int64)
+    row = np.empty(n, np.int64)
+    owner = np.empty(n, np.int64)
+    k = 0
+    for g in range(len(phi.first_row)):
+        for e in range(phi.start[g], phi.start[g + 1]):
+            r = phi.first_row[g] + phi.row[e]
+            if k == 0 or e == phi.start[g] or r != row[k - 1]:
+                lo[k], row[k], owner[k] = e, r, g
+                k += 1
+    lo[k] = phi.start[len(phi.first_row)] if len(phi.first_row) else 0
+    return lo[:k + 1], row[:k], owner[:k]
 
 
 @njit(cache=True)
@@ -157,12 +181,14 @@ def shared_sweeps(rates, f, cand, phi, lab, tables):
             rows_d = _rows_of(d, row_start, n_rows)
             set_rows = max(set_rows, phi.first_row[phi.owner_set[d]] + rows_d)
             members[phi.owner_set[d]] += 1.0
+    run_lo, run_row, run_set = _runs(phi)
+    n_runs = len(run_row)
     q = np.empty(n_data)
     k = np.empty(n_data)
     dw = np.empty(len(f.slot))
     u_sh = np.empty(len(phi.slot))  # u of each entry at the start of the pass
     u_own = np.empty(len(phi.own_slot))
-    dv = np.empty((n_lab, 3, 11))
+    v_at = np.empty((n_lab, 3, 11))
     logits = np.empty(n_rows)
     prob = np.empty(n_rows)
     set_logits = np.empty(set_rows)
@@ -179,49 +205,51 @@ def shared_sweeps(rates, f, cand, phi, lab, tables):
                 k[d] = (target - q[d]) * q[d]
         if n_rows:
             set_logits[:] = 0.0
-            for g in range(n_sets):
-                base = phi.first_row[g]
-                for e in range(phi.start[g], phi.start[g + 1]):
-                    x = u[phi.slot[e]]
+            for j in range(n_runs):
+                acc = set_logits[run_row[j]]
+                for e in range(U(run_lo[j]), U(run_lo[j + 1])):
+                    x = u[U(phi.slot[e])]
                     u_sh[e] = x
-                    set_logits[base + phi.row[e]] += x * phi.val[e]
+                    acc += x * phi.val[e]
+                set_logits[run_row[j]] = acc
             for d in range(n_data):
-                lo, base = row_start[d], phi.first_row[phi.owner_set[d]]
-                for r in range(_rows_of(d, row_start, n_rows)):
+                lo, base = U(row_start[d]), U(phi.first_row[phi.owner_set[d]])
+                for r in range(U(_rows_of(d, row_start, n_rows))):
                     logits[lo + r] = set_logits[base + r]
             for e in range(len(phi.own_slot)):
-                x = u[phi.own_slot[e]]
+                x = u[U(phi.own_slot[e])]
                 u_own[e] = x
-                logits[phi.own_row[e]] += x * phi.own_val[e]
+                logits[U(phi.own_row[e])] += x * phi.own_val[e]
             for d in range(n_data):
                 lo = row_start[d]
                 hi = lo + _rows_of(d, row_start, n_rows)
-                softmax_into(logits[lo:hi], prob[lo:hi], rates.temperature)
+                softmax_at(logits, prob, lo, hi - lo, rates.temperature)
             set_coef[:] = 0.0
             for d in range(n_data):
-                lo, base = row_start[d], phi.first_row[phi.owner_set[d]]
-                for r in range(_rows_of(d, row_start, n_rows)):
-                    coef = (1.0 if lo + r == chosen_row[d] else 0.0) - prob[lo + r]
-                    set_coef[base + r] += k[d] * coef
+                lo, base = U(row_start[d]), U(phi.first_row[phi.owner_set[d]])
+                chosen, kd = U(chosen_row[d]), k[d]
+                for r in range(U(_rows_of(d, row_start, n_rows))):
+                    coef = (1.0 if lo + r == chosen else 0.0) - prob[lo + r]
+                    set_coef[base + r] += kd * coef
             # Each step reads u as the pass found it (kept above), so the shared entries, then
             # the own ones, move u as they are computed: the order of the additions, and so
             # every value, is that of computing all the steps first.
-            for g in range(n_sets):
-                base = phi.first_row[g]
-                for e in range(phi.start[g], phi.start[g + 1]):
+            for j in range(n_runs):
+                coef, m = set_coef[run_row[j]], members[run_set[j]]
+                for e in range(U(run_lo[j]), U(run_lo[j + 1])):
                     decay = h_l2 * u_sh[e] if phi.val[e] != 0 else 0.0
-                    u[phi.slot[e]] += h_alpha * (set_coef[base + phi.row[e]] * phi.val[e]
-                                                 - members[g] * decay)
+                    u[U(phi.slot[e])] += h_alpha * (coef * phi.val[e] - m * decay)
             for e in range(len(phi.own_slot)):
-                r = phi.own_row[e]
-                d = cand.row_owner[r]
-                coef = (1.0 if r == chosen_row[d] else 0.0) - prob[r]
+                r = U(phi.own_row[e])
+                d = U(cand.row_owner[r])
+                coef = (1.0 if r == U(chosen_row[d]) else 0.0) - prob[r]
                 decay = h_l2 * u_own[e] if phi.own_val[e] != 0 else 0.0
-                u[phi.own_slot[e]] += h_alpha * (k[d] * coef * phi.own_val[e] - decay)
+                u[U(phi.own_slot[e])] += h_alpha * (k[d] * coef * phi.own_val[e] - decay)
         if n_lab:
-            _label_step(lab, k, v, rates, lab_logits, lab_prob, dv)
+            _label_logits(lab, v, rates, lab_logits, lab_prob, v_at)
         _add_at(f.slot, dw, w)
-        _apply_labels(lab, dv, v)
+        if n_lab:
+            _label_step(lab, k, v, rates, lab_prob, v_at)
 
 
 @njit(cache=True)
@@ -262,7 +290,7 @@ def expected_sweeps(rates, f, cand, phi, lab, rq, tables):
     k = np.zeros(n_data)
     dw = np.empty(len(f.slot))
     du = np.empty(len(phi.slot))
-    dv = np.empty((n_lab, 3, 11))
+    v_at = np.empty((n_lab, 3, 11))
     logits = np.empty(n_rows)
     prob = np.empty(n_rows)
     err = np.empty(n_rows)
@@ -292,7 +320,8 @@ def expected_sweeps(rates, f, cand, phi, lab, rq, tables):
                 decay = h_l2 * u[phi.slot[e]] if phi.val[e] != 0 else 0.0
                 du[e] = h_alpha * (coef * phi.val[e] - decay)
         if n_lab:
-            _label_step(lab, k, v, rates, lab_logits, lab_prob, dv)
+            _label_logits(lab, v, rates, lab_logits, lab_prob, v_at)
         _add_at(f.slot, dw, w)
         _add_at(phi.slot, du, u)
-        _apply_labels(lab, dv, v)
+        if n_lab:
+            _label_step(lab, k, v, rates, lab_prob, v_at)
