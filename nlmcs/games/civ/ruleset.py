@@ -263,7 +263,7 @@ def ruleset_from_dict(data: object, *, source: str = "<ruleset>", sha256: str = 
             raise fail(f"terrain {t['name']!r}: ident must be one character")
         if not isinstance(t["ocean"], bool):
             raise fail(f"terrain {t['name']!r}: ocean must be true or false")
-        bad = [r for r in t["resources"] if r not in resource_names]
+        bad = [r for r in t["resources"] if not isinstance(r, str) or r not in resource_names]
         if bad:
             raise fail(f"terrain {t['name']!r}: unknown resource {bad[0]!r}")
         fields = {k: v for k, v in t.items() if k != "resources"}
