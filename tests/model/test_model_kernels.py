@@ -249,6 +249,35 @@ def test_compiled_sweeps_over_shared_rows_equal_the_reference(index, kind, varia
     assert np.abs(ref.u).max() > 0
 
 
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_a_datapoint_repeated_shares_its_representatives_logits(index, variant):
+    # The sweeps compute the relevance softmax once per distinct logit row: an agent deciding
+    # the same way again (the same signature) stands for itself only the first time.
+    from nlmcs.model.kernels.sweeps import representatives
+
+    fast = _pair(index, kind="text", hidden_update="release", **variant)[1]
+    rng = np.random.default_rng(5)
+    decisions = [fast.sample(s, rng) for s in SIGS + SHARING + SIGS[:1] + SHARING[:1]]
+    batch = prepare(fast, decisions)
+    sh, cand = batch.shared, batch.cand
+    rep, own_d = representatives(sh, cand, len(cand.row_owner))
+    n = len(SIGS)
+    assert rep[n + 2] == 0 and rep[n + 3] == rep[n] and rep[0] == 0  # the repeats
+    assert np.array_equal(own_d, cand.row_owner[sh.own_row])
+    for d in range(len(decisions)):  # a representative's own entries are the datapoint's
+        mine, its = own_d == d, own_d == rep[d]
+        assert np.array_equal(sh.own_slot[mine], sh.own_slot[its])
+        assert np.array_equal(sh.own_val[mine], sh.own_val[its])
+        assert np.array_equal(sh.own_row[mine] - cand.row_start[d],
+                              sh.own_row[its] - cand.row_start[rep[d]])
+        assert sh.owner_set[d] == sh.owner_set[rep[d]]
+    # own entries not laid out datapoint after datapoint: each stands for itself
+    flipped = sh._replace(own_slot=sh.own_slot[::-1].copy(), own_val=sh.own_val[::-1].copy(),
+                          own_row=sh.own_row[::-1].copy())
+    rep, _ = representatives(flipped, cand, len(cand.row_owner))
+    assert np.array_equal(rep, np.arange(len(decisions)))
+
+
 @pytest.mark.parametrize("kind", ["nonlinear", "relevance-only", "text"])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_rows_shipped_to_another_process_learn_the_same_weights(index, kind, variant):

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba import uint64 as U  # an unsigned index: no negative-index wraparound
 
 from nlmcs.model.kernels.scoring import action_sums, draw, sample_labels, text_expected
 
@@ -167,11 +168,12 @@ def _part_sums(t, wt, pid, epoch, w0, n_rows, n_words):
         t.part_lang[r0 + r] = 0.0
     for j in range(n_words):
         x = norm[w0 + j]
+        r = U(r0 + rows[w0 + j])
         if phi:
-            t.part_phi[r0 + rows[w0 + j]] += wt.u[t.part_phi_slots[p0 + j]] * x
-        t.part_lang[r0 + rows[w0 + j]] += wt.w[t.part_lang_slots[p0 + j]] * x
+            t.part_phi[r] += wt.u[U(t.part_phi_slots[p0 + j])] * x
+        t.part_lang[r] += wt.w[U(t.part_lang_slots[p0 + j])] * x
         for c in range(2):
-            t.part_pred[p0 + j, c] = wt.w[t.part_pred_slots[p0 + j, c]] * x
+            t.part_pred[p0 + j, c] = wt.w[U(t.part_pred_slots[p0 + j, c])] * x
     t.part_meta[pid, STAMP] = epoch
 
 

@@ -19,6 +19,7 @@ from typing import NamedTuple
 
 import numpy as np
 from numba import njit
+from numba import uint64 as U
 
 from nlmcs.model.kernels.labels import (
     ROOT,
@@ -185,11 +186,11 @@ def text_expected(
         use_base = len(base_marg) == n_words
         redone = np.zeros(n_words if use_base else 0, np.bool_)
         for i in range(len(order)):
-            j = order[i]
+            j = U(order[i])
             par = parent[j]
             if use_base:
                 if (flags[j, 0] == base_flags[j, 0] and flags[j, 1] == base_flags[j, 1]
-                        and flags[j, 2] == base_flags[j, 2] and (par < 0 or not redone[par])):
+                        and flags[j, 2] == base_flags[j, 2] and (par < 0 or not redone[U(par)])):
                     marg[j, 0] = base_marg[j, 0]
                     marg[j, 1] = base_marg[j, 1]
                     marg[j, 2] = base_marg[j, 2]
@@ -216,10 +217,11 @@ def text_expected(
                 for lab in range(3):
                     marg[j, lab] = ea[lab] * eb[ROOT, lab] / tot[ROOT]
             else:
+                pu = U(par)
                 for lab in range(3):
-                    marg[j, lab] = (marg[par, 0] * (ea[lab] * eb[0, lab] / tot[0])
-                                    + marg[par, 1] * (ea[lab] * eb[1, lab] / tot[1])
-                                    + marg[par, 2] * (ea[lab] * eb[2, lab] / tot[2]))
+                    marg[j, lab] = (marg[pu, 0] * (ea[lab] * eb[0, lab] / tot[0])
+                                    + marg[pu, 1] * (ea[lab] * eb[1, lab] / tot[1])
+                                    + marg[pu, 2] * (ea[lab] * eb[2, lab] / tot[2]))
         for j in range(n_words):  # as `text_scores` (a helper per word costs 2x here)
             p0 = pred_a[j, 0] + pred_b[j, 0]
             p1 = pred_a[j, 1] + pred_b[j, 1]
@@ -228,7 +230,7 @@ def text_expected(
                     p0 += match_w[0] * norm[j]
                 if flags[j, 0]:
                     p1 += match_w[1] * norm[j]
-            per_row[rows[j]] += marg[j, 0] * p0 + marg[j, 1] * p1
+            per_row[U(rows[j])] += marg[j, 0] * p0 + marg[j, 1] * p1
     expected = game
     for r in range(n_rows + 1):
         expected += p[r] * per_row[r]
@@ -251,14 +253,14 @@ def action_sums(rows, norm, unit_phi, atype_phi, atype_lang, atype_pred, w, lang
         rel[r] += overlap_w * overlap[r]
     own = np.zeros(n)
     for j in range(len(rows)):
-        own[rows[j]] += w[lang_slots[j]] * norm[j]
+        own[U(rows[j])] += w[U(lang_slots[j])] * norm[j]
     lang = np.empty(n)
     for r in range(n):
         lang[r] = atype_lang[r] + own[r]
     pred = np.empty((len(rows), 2))
     for j in range(len(rows)):
         for c in range(2):
-            pred[j, c] = atype_pred[j, c] + w[pred_slots[j, c]] * norm[j]
+            pred[j, c] = atype_pred[j, c] + w[U(pred_slots[j, c])] * norm[j]
     return rel, lang, pred
 
 
