@@ -426,7 +426,9 @@ class ValueNetwork:
                 rows.flag_slots, rows.plabel_slots, cfg.temperature, cfg.grounding_features,
                 cfg.kind == "text", float(self.u[rows.overlap_slot]), cfg.overlap_state,
                 float(self.u[rows.overlap_state_slot]), cfg.meaning,
-                float(self.u[rows.meaning_slot]), float(self.u[rows.meaning_state_slot])))
+                float(self.u[rows.meaning_slot]), float(self.u[rows.meaning_state_slot]),
+                *scoring().label_factors(self.v, rows.flag_slots, rows.plabel_slots,
+                                         cfg.temperature)))
         return found[0]
 
     def _table_value(self, sig: Signature) -> SigScores:

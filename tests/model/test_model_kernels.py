@@ -405,12 +405,15 @@ def test_both_backends_play_the_same_game_from_the_selecting_preset(method):
     (scoring.ActionInputs, scoring.action_sums), (scoring.LabelDraw, scoring.sample_labels)])
 def test_each_scoring_kernel_takes_its_named_inputs_in_order(inputs, kernel):
     # Callers build a kernel's inputs by name and pass them unpacked: the kernel's parameters
-    # must be the named tuple's fields in the same order (text_expected adds its base).
+    # must be the named tuple's fields in the same order (text_expected adds its base; it and
+    # sample_labels take the label factors where the caller keeps them).
     import inspect
 
     names = list(inspect.signature(kernel.py_func).parameters)
     assert names[:len(inputs._fields)] == list(inputs._fields)
-    assert len(names) == len(inputs._fields) + (2 if kernel is scoring.text_expected else 0)
+    extra = {scoring.text_expected: ["base_marg", "base_flags", "eb", "ef"],
+             scoring.sample_labels: ["eb", "ef"]}.get(kernel, [])
+    assert names[len(inputs._fields):] == extra
 
 
 @pytest.mark.parametrize("method", ["relevance-only", "text"])

@@ -46,7 +46,8 @@ def warm_up(expected: bool = False) -> None:
     tables = candidates.Tables(**{name: np.full((1, *shape), fill, dtype)
                                   for name, (shape, dtype, fill) in COLUMNS.items()})
     weights = candidates.Weights(table, table, table, 0.0, np.zeros(2), slots3, slots4, 1.0,
-                                 True, True, 0.0, False, 0.0, False, 0.0, 0.0)
+                                 True, True, 0.0, False, 0.0, False, 0.0, 0.0,
+                                 np.ones((4, 3)), np.ones((8, 3)))
     candidates.agent_expected(tables, weights, i0, 0)
     candidates.choose_turn(tables, weights, i0, np.zeros(1, np.int64), 0, 0.1, True,
                            np.random.default_rng(0))

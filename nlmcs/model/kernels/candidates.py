@@ -99,6 +99,8 @@ class Weights(NamedTuple):
     meaning: bool
     meaning_w: float
     meaning_state_w: float
+    eb: np.ndarray  # (4, 3) the label factors of v (`labels.parent_factors`), per snapshot
+    ef: np.ndarray  # (8, 3) (`labels.flag_factors`)
 
 
 @njit(cache=True)
@@ -280,7 +282,8 @@ def score(t, wt, s, epoch):
         t.act_pred[a1:a1 + n_words], t.state_pred[q0:q0 + n_words],
         t.unit_norm[w0:w0 + n_words], wt.grounding, wt.match_w,
         t.unit_static[w0:w0 + n_words], t.unit_sexp[w0:w0 + n_words], flags, wt.labels, wt.v,
-        wt.flag_slots, wt.plabel_slots, wt.temperature, game, base_marg, base_flags)
+        wt.flag_slots, wt.plabel_slots, wt.temperature, game, base_marg, base_flags, wt.eb,
+        wt.ef)
     if lend:
         for j in range(n_words):
             for c in range(3):
@@ -363,7 +366,7 @@ def sample(t, wt, s, epoch, rng):
         t.flags[f0:f0 + n_words], wt.v, wt.flag_slots, wt.plabel_slots, wt.temperature,
         t.act_pred[a1:a1 + n_words], t.state_pred[q0:q0 + n_words], wt.grounding, wt.match_w,
         t.unit_norm[w0:w0 + n_words], t.unit_parent[w0:w0 + n_words],
-        t.unit_order[w0:w0 + n_words], a, b, uniforms)
+        t.unit_order[w0:w0 + n_words], a, b, uniforms, wt.eb, wt.ef)
     return y, labels, q + zq
 
 

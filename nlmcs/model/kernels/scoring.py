@@ -34,8 +34,8 @@ from nlmcs.model.kernels.labels import (
     word_rows,
 )
 
-__all__ = ["ActionInputs", "LabelDraw", "ScoreInputs", "action_sums", "draw", "sample_labels",
-           "static_factors", "text_expected", "text_scores"]
+__all__ = ["ActionInputs", "LabelDraw", "ScoreInputs", "action_sums", "draw", "label_factors",
+           "sample_labels", "static_factors", "text_expected", "text_scores"]
 
 
 class ScoreInputs(NamedTuple):
@@ -108,6 +108,17 @@ class LabelDraw(NamedTuple):
 
 
 @njit(cache=True)
+def label_factors(v, flag_slots, plabel_slots, temperature, eb=None, ef=None):
+    """The label layer's factors (`labels.parent_factors` (4, 3), `flag_factors` (8, 3)) of
+    weights v: those given (a caller keeps them per snapshot), else computed, which gives the
+    same values (the same compiled arithmetic)."""
+    if eb is None:  # both or neither
+        return (parent_factors(v, plabel_slots, temperature),
+                flag_factors(v, flag_slots, temperature))
+    return eb, ef
+
+
+@njit(cache=True)
 def relevance_rows(n_rows, rel_a, rel_b, null_logit, lang_a, lang_b, temperature):
     """Relevance p (C+1, NULL last) and language score per row (C+1) from their two pieces."""
     logits = np.empty(n_rows + 1)
@@ -159,7 +170,7 @@ def text_scores(
 def text_expected(
     n_rows, rows, parent, order, rel_a, rel_b, null_logit, lang_a, lang_b, pred_a, pred_b,
     norm, grounding, match_w, static, static_exp, flags, labels, v, flag_slots, plabel_slots,
-    temperature, game, base_marg, base_flags,
+    temperature, game, base_marg, base_flags, eb=None, ef=None,
 ):
     """`text_scores` (parameters: `ScoreInputs`, then the base) without the per-word arrays
     only sampling needs: relevance p (C+1),
@@ -172,14 +183,16 @@ def text_expected(
     the same weights, `base_flags` its word flags: the candidates of one agent differ in the
     flags of a few words (those its action names), and a word's marginal depends only on its
     own flags and its parent's marginal, so a word whose flags match and whose parent's
-    marginal was copied takes the base's marginal as it is (the value it would compute)."""
+    marginal was copied takes the base's marginal as it is (the value it would compute).
+
+    `eb`, `ef`: the label factors of these weights (`labels.parent_factors`, `flag_factors`)
+    where the caller keeps them per snapshot (the tables' `Weights`), else computed here."""
     n_words = len(rows)
     p, lang = relevance_rows(n_rows, rel_a, rel_b, null_logit, lang_a, lang_b, temperature)
     per_row = lang.copy()
     marg = np.empty((n_words if labels else 0, 3))
     if labels and n_words:
-        eb = parent_factors(v, plabel_slots, temperature)
-        ef = flag_factors(v, flag_slots, temperature)
+        eb, ef = label_factors(v, flag_slots, plabel_slots, temperature, eb, ef)
         ea = np.empty(3)
         block = np.empty((1, 4, 3))
         tot = np.empty(4)
@@ -266,15 +279,16 @@ def action_sums(rows, norm, unit_phi, atype_phi, atype_lang, atype_pred, w, lang
 
 @njit(cache=True)
 def sample_labels(static, static_exp, flags, v, flag_slots, plabel_slots, temperature, pred_a,
-                  pred_b, grounding, match_w, norm, parent, order, lo, hi, uniforms):
+                  pred_b, grounding, match_w, norm, parent, order, lo, hi, uniforms, eb=None,
+                  ef=None):
     """Labels z of the words lo..hi of one sentence drawn from p(z | parent's label), parents
     first (each word's label by `draw` from its uniform, as `reference.draw`), and their
     predicate score sum_j pred[j, z_j] (background 0): pred is pred_a + pred_b, the two pieces
     of `text_scores`, and with `grounding` the matches are added as it adds them (pred_b empty:
     pred_a is the full (Wc, 3) score). Parameters: `LabelDraw`. Each word's conditionals are
-    computed as it is drawn, with `text_scores`' arithmetic."""
-    eb = parent_factors(v, plabel_slots, temperature)
-    ef = flag_factors(v, flag_slots, temperature)
+    computed as it is drawn, with `text_scores`' arithmetic; `eb`, `ef` as `text_expected`
+    takes them."""
+    eb, ef = label_factors(v, flag_slots, plabel_slots, temperature, eb, ef)
     ea = np.empty(3)
     block = np.empty((1, 4, 3))
     labels = np.full(hi - lo, -1, np.int64)

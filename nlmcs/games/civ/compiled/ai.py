@@ -213,7 +213,7 @@ def win_probability(p, att_hp, def_hp, att_fp, def_fp):
     return table[att_hp, def_hp]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _best_unit(C, PL, IT, UK, UF, AU, n_units, b0, c, attack):
     """`ai.best_unit`: the best attacker by attack key or defender by defence among what city
     row `c` can build, the cheaper on a tie (the first on a tie of both); -1 for none."""
@@ -230,7 +230,7 @@ def _best_unit(C, PL, IT, UK, UF, AU, n_units, b0, c, attack):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _odds(U, C, T, TI, RAD, UK, UF, TF, VP, PR, u, defender):
     """`combat.odds`: the attacker's chance to win against `defender` where it stands."""
     a = UF[U[u, U_KIND], UF_ATTACK] * VP[0, U[u, U_VET]]
@@ -271,7 +271,7 @@ def _step_towards(NB, DIST, MS, tile, target, opts, n):
     return best
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _step_or(NB, DIST, MS, tile, target, opts, n, default):
     """`_step_towards`, or `default` when no move gets closer (the reference's
     `step_towards(...) or WAIT`, `... or stay`)."""
@@ -299,7 +299,7 @@ claimed this turn, no enemy within two tiles and no foreign unit on it (`settle`
 sacred terrain, within the first city's detour, and legal to found on (`settle_sacred`)."""
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _nearby_best(DIST, VALUES, SITES, srow, n_sites, tile, mode, blocked, claimed, enemy_t,
                  n_enemy, T, TI, MS, me, sacred, first):
     """The first of `ai.nearby_sites(tile)` that passes `mode`'s test (-1: none): the greatest

@@ -84,7 +84,7 @@ def _border(T, RAD, tile, owner):
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _unit_flags(U, C, T, NB, TI, RAD, UK, u):
     tile, owner = U[u, U_TILE], U[u, U_OWNER]
     flags = 0

@@ -136,7 +136,7 @@ def can_work(tile, code, T, NB, TI):
     return TI[tile, TI_ROADABLE] != 0 and not imp & _ROAD and not TI[tile, TI_RIVER]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def unit_actions(out, n, kind, tile, owner, activity, T, NB, TI, MS, UK):
     me = owner + 1
     is_military = UK[kind, UK_MILITARY] != 0

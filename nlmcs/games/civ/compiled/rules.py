@@ -193,7 +193,7 @@ def check_over(U, C, PL, G, TI, MS, PR):
 
 
 # --- combat ------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def defense_strength(U, C, T, TI, RAD, UK, UF, TF, VP, PR, u):
     """`combat.defense_strength`, every bonus multiplied in the reference's order."""
     kind, tile = U[u, U_KIND], U[u, U_TILE]
@@ -209,7 +209,7 @@ def defense_strength(U, C, T, TI, RAD, UK, UF, TF, VP, PR, u):
     return d
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def best_defender(U, C, G, T, TI, RAD, UK, UF, TF, VP, PR, tile):
     """The best defence rating (strength x hp x firepower), the lower id on a tie."""
     best, best_v, best_id = -1, 0.0, 0
@@ -245,7 +245,7 @@ def _veteran(U, VP, PR, u, rng):
         U[u, U_VET] = vet + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def do_attack(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, TF, VP, PR, u, d, rng):
     kind, owner = U[u, U_KIND], U[u, U_OWNER]
     if not UK[kind, UK_ATTACKS]:
@@ -289,7 +289,7 @@ def do_attack(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, TF, VP, PR, u, d, rng):
 
 
 # --- moving ------------------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def do_move(U, C, PL, T, G, NB, TI, RAD, MS, UK, IT, TT, PR, u, d):
     """`rules.do_move`: along one direction while move points last, stopping next to an enemy
     or in a city, capturing an empty enemy city, within the zones of control."""
@@ -418,7 +418,7 @@ def capture_city(U, C, PL, T, G, TI, RAD, MS, IT, PR, c, new_owner):
 
 
 # --- the dispatcher ----------------------------------------------------------------------------
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def apply_unit(U, C, PL, T, G, NB, TI, RAD, MS, UK, UF, IT, TT, TF, VP, PR, u, code, rng):
     """`rules.apply_action` for the unit in row `u` (a dead row refuses everything)."""
     if not U[u, U_ALIVE]:

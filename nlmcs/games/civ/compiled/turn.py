@@ -161,7 +161,7 @@ def _corruption_pct(C, MS, PR, c, capital):
     return min(100, pct)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def governor(C, T, G, RAD, OUT, MS, PR, c, capitals):
     """`cities.governor`: the centre, then free tiles one by one, by food while the city would
     not grow, else by score (food 4, shields 3, trade 2); unhappy citizens entertain."""
@@ -214,7 +214,7 @@ def governor(C, T, G, RAD, OUT, MS, PR, c, capitals):
     C[c, C_DIRTY] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _grow(U, C, PL, T, G, RAD, UK, PR, c, surplus):
     C[c, C_FOOD] += surplus
     size = C[c, C_SIZE]
@@ -247,7 +247,7 @@ def _grow(U, C, PL, T, G, RAD, UK, PR, c, surplus):
     C[c, C_FOOD] = _granary(PR, size) * keep // 100 if size > 1 else 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _produce(U, C, PL, T, G, RAD, UK, IT, PR, c, shields):
     C[c, C_SHIELDS] += shields
     item = C[c, C_BUILD]
