@@ -122,7 +122,7 @@ def register_bench(bench_sub) -> None:
                         "(tables, the default), or signature by signature, turn by turn (the "
                         "path before it, kept as its reference); both: time the tables' "
                         "steps, then the same steps per signature, in one run (where the "
-                        "network has tables: the text kinds in document order)")
+                        "network has tables: every learned kind but a ranked candidate set)")
     s.add_argument("--out", type=Path,
                    help="also append each timed step (its parts' seconds and calls), with the "
                         "time, host and load average, to this CSV file")
@@ -342,8 +342,8 @@ def bench_step_cli(args: argparse.Namespace) -> int:
     if not tabled:
         paths = ["signatures"]
         if args.path != "signatures":
-            print("note: this network has no tables (the numpy backend, a ranked candidate "
-                  "set, or a kind without text): timing its per-signature path", flush=True)
+            print("note: this network has no tables (the numpy backend or a ranked candidate "
+                  "set): timing its per-signature path", flush=True)
     else:
         paths = ["tables", "signatures"] if args.path == "both" else [args.path]
     print(f"{method.name}, {scfg.rollouts} roll-outs x {scfg.depth}, {mcfg.backend}, "

@@ -138,9 +138,9 @@ def build(rows: FeatureRows, decisions: Sequence[Decision]) -> Batch:
 
 def from_tables(rows: FeatureRows, tables, decisions: Sequence[Decision]) -> Batch | None:
     """`build` of a likelihood-ratio rule's batch from the signatures' integer tables
-    (`nlmcs.model.tables.SignatureTables`) in one compiled call (`kernels.update_rows`): the same
-    arrays. None where a datapoint's signature has no id there; `build` lays that roll-out
-    out."""
+    (`nlmcs.model.tables.SignatureTables` in one compiled call, `kernels.update_rows`;
+    `LatentTables` by `_latent_rows`): the same arrays. None where a datapoint's signature has
+    no id there; `build` lays that roll-out out."""
     n = len(decisions)
     get = tables.ids.get
     sid = np.empty(n, np.int64)
@@ -149,6 +149,8 @@ def from_tables(rows: FeatureRows, tables, decisions: Sequence[Decision]) -> Bat
         if s is None:
             return None
         sid[d] = s
+    if not rows.text:
+        return _latent_rows(rows, tables, sid, decisions)
     z_lo = np.zeros(n + 1, np.int64)
     np.cumsum([len(dec.z) for dec in decisions], out=z_lo[1:])
     (f_slot, f_val, f_row, row_owner, row_start, chosen, static, parent, flags, owner, label,
@@ -164,6 +166,25 @@ def from_tables(rows: FeatureRows, tables, decisions: Sequence[Decision]) -> Bat
     batch.shared = SharedPhi(sh_slot, sh_val, sh_row, start, first_row, owner_set, own_slot,
                              own_val, own_row)
     batch.set_sigs = tuple(decisions[d].sig for d in set_first.tolist())
+    return batch
+
+
+def _latent_rows(rows: FeatureRows, tables, sid: np.ndarray, decisions) -> Batch:
+    """`build` of the kinds without text from `LatentTables` (`kernels.update_rows.
+    latent_rows`): each datapoint's K latent states are a shared set of its own."""
+    n = len(sid)
+    (f_slot, f_val, f_row, row_owner, row_start, chosen, slot, val, row,
+     starts) = update_rows().latent_rows(tables.arrays(), sid,
+                                         np.fromiter((dec.y for dec in decisions), np.int64, n))
+    no_labels = Labels(np.zeros((0, 3, 7), np.int64), _INTS, np.zeros((0, 3), bool), _INTS,
+                       _INTS, rows.flag_slots, rows.plabel_slots)
+    f = OutputRows(f_slot, f_val, f_row, n)
+    if rows.config.kind == "linear":
+        return Batch(f=f, cand=Candidates(_INTS, _INTS, _INTS), labels=no_labels)
+    batch = Batch(f=f, cand=Candidates(row_owner, row_start, chosen), labels=no_labels)
+    batch.shared = SharedPhi(slot, val, row, starts, row_start, np.arange(n), _INTS,
+                             np.zeros(0), _INTS)
+    batch.set_sigs = tuple(dec.sig for dec in decisions)
     return batch
 
 

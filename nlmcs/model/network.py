@@ -6,8 +6,9 @@ Everything a candidate's features depend on is its `Signature` (label words); th
 feature rows come from `nlmcs.model.rows` (kept for the whole search). On the compiled backend
 the text kinds are scored by `nlmcs.model.kernels.scoring` from weight sums that many signatures
 share (an agent's candidate set, an action type, an action, a state label), each kept in its own
-cache (`ScoreCache`) until a weight changes (a weight snapshot); the numpy backend and the
-kinds without text are scored by the reference. A search step evaluates all candidates of all
+cache (`ScoreCache`) until a weight changes (a weight snapshot); `nonlinear` by
+`kernels.candidates.latent_values` (what its tables compute); the numpy backend and `linear`
+by the reference. A search step evaluates all candidates of all
 agents through `expected_q`, which scores the new signatures only, or, where the candidates
 have a key (a board's agents) and the configuration has tables, through `agent_expected`: one
 compiled call per candidate set on the signatures' integer tables (`nlmcs.model.tables`), the
@@ -34,7 +35,7 @@ from nlmcs.model.rows import (
     row_sums,
 )
 from nlmcs.model.shared_scores import SharedScores, signature_key
-from nlmcs.model.tables import SignatureTables
+from nlmcs.model.tables import tables_for
 
 
 @dataclass
@@ -103,8 +104,7 @@ class ValueNetwork:
         self.snapshot = 0  # weight changes so far: the same count in every replica
         self.epoch = 0  # weight changes so far in this process (never set back: the stamps)
         # the signatures as integer tables, for the compiled E[Q] of a candidate set
-        self.tables = (SignatureTables(self.rows) if self.compiled
-                       and SignatureTables.supports(self.rows) else None)
+        self.tables = tables_for(self.rows) if self.compiled else None
         self._keys: dict[Signature, tuple[int, int]] = {}  # signature -> its shared key
         # u, v, w as a replica in another process last copied them (`keep_changes`)
         self._shipped: tuple[np.ndarray, ...] | None = None
@@ -217,6 +217,13 @@ class ValueNetwork:
     def _score(self, sig: Signature, *, full: bool) -> SigScores:
         if self.compiled and self.text:
             return self._compiled_scores(sig, full=full)
+        if self.compiled and self.config.kind == "nonlinear":  # what its tables compute
+            feats = self.features(sig)
+            k, m = feats.latent_phi.shape
+            game, p, lang, expected = candidates().latent_values(
+                self.u, self.w, feats.latent_phi.ravel(), feats.latent_f.ravel(), k, m,
+                feats.game, self.config.temperature)
+            return SigScores(game, p, lang, None, None, None, expected)
         f = reference.forward(self.rows, self.features(sig), self.weights)
         return SigScores(f.game, f.p, f.lang, f.pred, f.cond, f.marg, f.expected)
 
@@ -409,6 +416,8 @@ class ValueNetwork:
     def fresh_units(self, sids: np.ndarray) -> None:
         """Copy the candidate sets' own sums of `sids` into the tables where they are not this
         snapshot's (`_unit_scores`, `_static`: numpy's arithmetic, `exp` included)."""
+        if not self.text:  # the kinds without text copy nothing in
+            return
         tables = self.tables
         for uid in tables.stale_units(sids, self.epoch).tolist():
             uw = tables.units[uid]

@@ -12,14 +12,16 @@ candidate set's own sums (its words' relevance, static label logits and their fa
 network's, copied in once per snapshot (`ValueNetwork.fresh_units`).
 
 Only candidate sets in document order have tables (no ranked set, `UnitWords.full`): a ranked
-set's sums are cut out of its whole set's, which these tables do not model.
+set's sums are cut out of its whole set's, which these tables do not model. The kinds without
+text have tables of their own (`LatentTables`: a signature's game and latent slots), so every
+learned kind plays its roll-outs' turns in compiled calls.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from nlmcs.model.compiled import turns
+from nlmcs.model.compiled import candidates, turns
 from nlmcs.model.features import Signature
 from nlmcs.model.rows import FeatureRows, UnitWords
 
@@ -80,32 +82,31 @@ COLUMNS = {  # name -> (row shape, dtype, fill), in `kernels.candidates.Tables` 
 }  # fmt: skip
 
 
-class SignatureTables:
-    """The integer tables of the signatures one network has scored (see the module)."""
+LATENT_COLUMNS = {  # in `kernels.candidates.LatentTables` order
+    "sig_meta": ((7,), np.int64, STAMP), "sig_game": ((), np.float64, 0),
+    "sig_expected": ((), np.float64, 0), "sig_p": ((), np.float64, 0),
+    "sig_lang": ((), np.float64, 0), "game_slots": ((), np.int64, 0),
+    "latent_phi": ((), np.int64, 0), "latent_f": ((), np.int64, 0),
+}  # fmt: skip
+
+
+class _Tables:
+    """What both kinds of tables share: ids by signature, candidate sets by agent key, the
+    board keys, and columns that grow (`COLUMNS` of the subclass)."""
+
+    COLUMNS: dict = {}
+    KERNEL = ""  # the `kernels.candidates` named tuple of the arrays
 
     def __init__(self, rows: FeatureRows):
         self.rows = rows
         self.clear()
 
-    @staticmethod
-    def supports(rows: FeatureRows) -> bool:
-        """Whether tables model this configuration's candidate sets (the text kinds, in
-        document order)."""
-        cfg = rows.config
-        return rows.text and not (cfg.rank_sentences != "document"
-                                  and cfg.max_sentences is not None)
-
     def clear(self) -> None:
         self.generation = getattr(self, "generation", -1) + 1  # ids given before a clear are void
         self.ids: dict[Signature, int] = {}  # signature -> id
         self.agents: dict = {}  # `State.candidates_key` -> the candidates' ids (n,)
-        self._actions: dict[tuple, int] = {}  # (atype key, action key) -> action key id
-        self._parts: dict[tuple, int] = {}  # a part's key (`SigFeatures.keys`) -> part id
-        self._units: dict[tuple, int] = {}  # `UnitWords.key` -> candidate-set id
-        self._states: dict[tuple, int] = {}  # (set key, state labels) -> state key id
         self.sigs: list[Signature] = []  # by signature id
-        self.units: list[UnitWords] = []  # by candidate-set id
-        self.columns = {name: Column(*spec) for name, spec in COLUMNS.items()}
+        self.columns = {name: Column(*spec) for name, spec in self.COLUMNS.items()}
         self._arrays = None
         self.board_keys: dict = {}  # a board game (`BoardState.ctx`) -> its `BoardKeys`
 
@@ -129,11 +130,11 @@ class SignatureTables:
         return out
 
     def arrays(self):
-        """The tables as `kernels.candidates.Tables` (the same object until one grows)."""
+        """The tables as their kernels take them (`kernels.candidates.Tables`, `LatentTables`;
+        the same object until one grows)."""
         if self._arrays is None:
-            from nlmcs.model.compiled import candidates
-
-            self._arrays = candidates().Tables(**{n: c.data for n, c in self.columns.items()})
+            kind = getattr(candidates(), self.KERNEL)
+            self._arrays = kind(**{n: c.data for n, c in self.columns.items()})
         return self._arrays
 
     def _add(self, name: str, values) -> int:
@@ -143,6 +144,35 @@ class SignatureTables:
         if column.data is not before:
             self._arrays = None
         return lo
+
+    def scored(self, s: int, epoch: int) -> bool:
+        """Whether signature `s` was scored under snapshot `epoch`."""
+        return bool(self.columns["sig_meta"].data[s, 0] == epoch)
+
+
+class SignatureTables(_Tables):
+    """The integer tables of the text kinds' signatures one network has scored (see the
+    module)."""
+
+    COLUMNS = COLUMNS
+
+    @staticmethod
+    def supports(rows: FeatureRows) -> bool:
+        """Whether tables model this configuration's candidate sets (the text kinds, in
+        document order)."""
+        cfg = rows.config
+        return rows.text and not (cfg.rank_sentences != "document"
+                                  and cfg.max_sentences is not None)
+
+    def clear(self) -> None:
+        super().clear()
+        self._actions: dict[tuple, int] = {}  # (atype key, action key) -> action key id
+        self._parts: dict[tuple, int] = {}  # a part's key (`SigFeatures.keys`) -> part id
+        self._units: dict[tuple, int] = {}  # `UnitWords.key` -> candidate-set id
+        self._states: dict[tuple, int] = {}  # (set key, state labels) -> state key id
+        self.units: list[UnitWords] = []  # by candidate-set id
+
+    KERNEL = "Tables"
 
     def _register(self, sig: Signature) -> int:
         feats = self.rows.features(sig)
@@ -242,9 +272,49 @@ class SignatureTables:
                 col["sig_lang"].data[q0:q0 + c + 1], float(col["sig_expected"].data[s]),
                 col["act_pred"].data[a1:a1 + nw], col["state_pred"].data[k1:k1 + nw])
 
-    def scored(self, s: int, epoch: int) -> bool:
-        """Whether signature `s` was scored under snapshot `epoch`."""
-        return bool(self.columns["sig_meta"].data[s, 0] == epoch)
+
+class LatentTables(_Tables):
+    """The integer tables of the kinds without text (`nonlinear`, `linear`): a signature's
+    game slots and its K latent states' relevance and output slots (`SigFeatures.latent_phi`,
+    `latent_f`, K x M), and beside them its scores per snapshot
+    (`kernels.candidates.latent_score`)."""
+
+    COLUMNS = LATENT_COLUMNS
+    KERNEL = "LatentTables"
+
+    def _register(self, sig: Signature) -> int:
+        feats = self.rows.features(sig)
+        phi = feats.latent_phi
+        k, m = (0, 0) if phi is None else phi.shape
+        g0 = self._add("game_slots", feats.game)
+        a0 = self._add("latent_phi", np.zeros(0, np.int64) if phi is None else phi.ravel())
+        if phi is not None:
+            self._add("latent_f", feats.latent_f.ravel())
+        r0 = self._add("sig_p", max(k, 1))
+        self._add("sig_lang", max(k, 1))
+        self._add("sig_game", 1)
+        self._add("sig_expected", 1)
+        s = self._add("sig_meta", np.array([[STAMP, g0, g0 + len(feats.game), a0, r0, k, m]]))
+        self.sigs.append(sig)
+        self.ids[sig] = s
+        return s
+
+    def values(self, s: int) -> tuple:
+        """(game, p (K), lang (K), E[Q], None, None) of a scored signature, as
+        `SignatureTables.values` (views good until the next registration or snapshot)."""
+        col = self.columns
+        r0, k = col["sig_meta"].data[s, 4:6]
+        n = max(int(k), 1)
+        return (float(col["sig_game"].data[s]), col["sig_p"].data[r0:r0 + n],
+                col["sig_lang"].data[r0:r0 + n], float(col["sig_expected"].data[s]), None, None)
+
+
+def tables_for(rows: FeatureRows) -> SignatureTables | LatentTables | None:
+    """The tables of a configuration on the compiled backend, or None where none model its
+    signatures (a ranked candidate set)."""
+    if rows.text:
+        return SignatureTables(rows) if SignatureTables.supports(rows) else None
+    return LatentTables(rows)
 
 
 class BoardKeys:

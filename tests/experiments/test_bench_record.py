@@ -106,10 +106,10 @@ def test_bench_step_appends_a_row_per_timed_step(tmp_path, capsys):
     assert header == [*CONTEXT_COLUMNS, *step_columns(PARTS, LATER_PARTS)]
     assert header[-5:] == ["board_seconds", "board_calls", "turn_seconds", "turn_calls",
                            "path"]  # after the older columns
-    # text times its steps from the tables, then per signature; linear has no tables
+    # each times its steps from the tables, then per signature
     assert [(r["method"], r["step"], r["path"]) for r in rows] == [
-        ("linear", "1", "signatures"), ("linear", "2", "signatures"), ("text", "1", "tables"),
-        ("text", "1", "signatures")]
+        ("linear", "1", "tables"), ("linear", "2", "tables"), ("linear", "1", "signatures"),
+        ("linear", "2", "signatures"), ("text", "1", "tables"), ("text", "1", "signatures")]
     for r in rows:
         parts = sum(float(r[f"{name}_seconds"]) for name in PARTS)
         # the parts and the rest make up the step, and the replayed sweeps end on its weights

@@ -49,7 +49,7 @@ def test_a_turn_past_the_end_of_the_game_is_refused():
 def test_bench_step_and_search_time_from_the_asked_turn(tmp_path, capsys):
     step_out, search_out = tmp_path / "step.csv", tmp_path / "search.csv"
     assert main(["bench", "step", "--method", "linear", "--rollouts", "2", "--depth", "2",
-                 "--steps", "1", "--map", "tiny", "--start-turn", "4",
+                 "--steps", "1", "--map", "tiny", "--start-turn", "4", "--path", "tables",
                  "--out", str(step_out)]) == 0
     assert "from turn 4;" in capsys.readouterr().out
     assert main(["bench", "search", "--methods", "uct", "--rollouts", "2", "--workers", "1",

@@ -43,7 +43,7 @@ def _pair(index, **kw):
     return nets
 
 
-@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+@pytest.mark.parametrize("kind", ["relevance-only", "text", "nonlinear", "linear"])
 @pytest.mark.parametrize("variant", VARIANTS)
 def test_compiled_scores_equal_the_reference(index, kind, variant):
     ref, fast = _pair(index, kind=kind, **variant)

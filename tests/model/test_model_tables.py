@@ -12,7 +12,7 @@ from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
 from nlmcs.model.kernels.candidates import pairwise_sum
 from nlmcs.model.network import ValueNetwork
-from nlmcs.model.tables import SignatureTables
+from nlmcs.model.tables import LatentTables, SignatureTables
 
 ACTIONS = [(("irrigate",), "irrigate"), (("mine",), "mine"), (("move", "north"), "move"),
            (("wait",), "wait"), (("research bronze working",), "research")]
@@ -54,7 +54,7 @@ def _change(nets, rng, scale):
             net.weights_changed()
 
 
-@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+@pytest.mark.parametrize("kind", ["relevance-only", "text", "nonlinear", "linear"])
 @pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("scale", [0.5, 400.0])
 def test_tables_give_the_per_signature_values_under_every_snapshot(index, kind, variant,
@@ -88,7 +88,7 @@ def test_a_snapshot_never_reads_the_sums_of_the_one_before(index):
     assert after.tobytes() == plain.expected_q(cands).tobytes()
 
 
-@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+@pytest.mark.parametrize("kind", ["relevance-only", "text", "nonlinear", "linear"])
 def test_tables_draw_what_the_per_signature_path_draws(index, kind):
     tabled, plain = _pair(index, kind=kind, normalize=True)
     for cands in CANDIDATES:
@@ -115,9 +115,12 @@ def test_ranked_candidate_sets_have_no_tables(index):
     net = ValueNetwork(ModelConfig(min_count=1, rank_sentences="state-action",
                                    max_sentences=2), index)
     assert net.tables is None and not SignatureTables.supports(net.rows)
-    for kind, backend in (("nonlinear", "numba"), ("text", "numpy")):
-        assert ValueNetwork(ModelConfig(kind=kind, backend=backend, min_count=1),
+    for kind in ("text", "nonlinear", "linear"):  # the numpy backend has none
+        assert ValueNetwork(ModelConfig(kind=kind, backend="numpy", min_count=1),
                             index).tables is None
+    for kind in ("nonlinear", "linear"):  # the compiled kinds without text: their own
+        net = ValueNetwork(ModelConfig(kind=kind, min_count=1), index)
+        assert isinstance(net.tables, LatentTables)
 
 
 @pytest.mark.parametrize("n", [0, 1, 7, 8, 9, 127, 128, 129, 300, 1029, 5000])
@@ -154,6 +157,8 @@ def _steps(method: str, tables: bool, steps: int = 3, search=None, **model) -> l
 
 @pytest.mark.parametrize("method,search,model", [
     ("text", {}, {}), ("random-text", {}, {}), ("relevance-only", {}, {}),
+    ("nonlinear", {}, {}), ("linear", {}, {}),  # the kinds without text: `LatentTables`
+    ("nonlinear", {"rollout": "typed"}, {}),
     ("text", {}, {"normalize": True, "overlap_state": True}),
     ("text", {"rollout": "typed"}, {}),  # no compiled turns: each agent's E[Q] from the tables
 ])  # fmt: skip
@@ -201,18 +206,19 @@ def test_compiled_calls_of_any_length_and_turns_chosen_one_by_one_play_the_same(
     assert {turns.DONE, turns.NEEDS_AGENTS, turns.NEEDS_ROOM} <= set(why)
 
 
-@pytest.mark.parametrize("limit", [60, 400])
+@pytest.mark.parametrize("method,limit", [("text", 60), ("text", 400), ("nonlinear", 60)])
 def test_a_search_whose_tables_start_again_mid_turn_plays_what_the_per_signature_path_does(
-        limit, monkeypatch):
+        method, limit, monkeypatch):
     # A long game fills the tables (`LIMIT`) and they start again, often while a turn's agents
     # are being registered: the ids handed out before the restart are void, and the turn must
     # take all its ids from the new tables (once it read them from the old ones and crashed).
     from nlmcs.model import tables
     from nlmcs.model.evaluator import NetworkEvaluator, _signatures
 
-    plain = _steps("text", False, steps=2)
+    plain = _steps(method, False, steps=2)
     restarts, mid_turn = [], []
-    clear, agent_ids = tables.SignatureTables.clear, NetworkEvaluator._agent_ids
+    kind = tables.SignatureTables if method == "text" else tables.LatentTables
+    clear, agent_ids = kind.clear, NetworkEvaluator._agent_ids
 
     def counted(self):
         restarts.append(1)
@@ -230,9 +236,9 @@ def test_a_search_whose_tables_start_again_mid_turn_plays_what_the_per_signature
         return ids
 
     monkeypatch.setattr(tables, "LIMIT", limit)
-    monkeypatch.setattr(tables.SignatureTables, "clear", counted)
+    monkeypatch.setattr(kind, "clear", counted)
     monkeypatch.setattr(NetworkEvaluator, "_agent_ids", checked)
-    assert _steps("text", True, steps=2) == plain
+    assert _steps(method, True, steps=2) == plain
     assert len(restarts) > 2 and mid_turn
 
 

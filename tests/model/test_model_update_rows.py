@@ -39,6 +39,9 @@ def _fields(batch: Batch) -> list:
     out = [("set_sigs", batch.set_sigs)]
     for part in ("f", "cand", "labels", "shared"):
         value = getattr(batch, part)
+        if value is None:  # linear: no hidden layer
+            out.append((part, None))
+            continue
         out += [(f"{part}.{name}", x) for name, x in zip(value._fields, value, strict=True)]
     return out
 
@@ -79,6 +82,18 @@ def test_rows_from_the_tables_are_the_python_rows(index, kind, variant):
         _assert_same(from_tables(net.rows, net.tables, decisions), build(net.rows, decisions))
 
 
+@pytest.mark.parametrize("kind", ["nonlinear", "linear"])
+@pytest.mark.parametrize("variant", [{}, {"temperature": 0.7, "hidden_update": "consistent"}])
+def test_rows_from_the_latent_tables_are_the_python_rows(index, kind, variant):
+    net = ValueNetwork(ModelConfig(min_count=1, kind=kind, **variant), index)
+    same_random_weights([net])
+    rollouts = _rollouts(net, np.random.default_rng(len(variant)))
+    if kind == "nonlinear":  # several latent states drawn
+        assert len({d.y for r in rollouts for d in r}) > 3
+    for decisions in rollouts:
+        _assert_same(from_tables(net.rows, net.tables, decisions), build(net.rows, decisions))
+
+
 def test_a_signature_without_an_id_leaves_the_roll_out_to_the_python_rows(index):
     net = ValueNetwork(ModelConfig(min_count=1), index)
     decisions = _rollouts(net, np.random.default_rng(0), count=1)[0]
@@ -87,7 +102,7 @@ def test_a_signature_without_an_id_leaves_the_roll_out_to_the_python_rows(index)
     assert from_tables(net.rows, net.tables, decisions) is None
 
 
-@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+@pytest.mark.parametrize("kind", ["relevance-only", "text", "nonlinear", "linear"])
 def test_learning_from_the_table_rows_gives_the_python_rows_weights(index, kind, monkeypatch):
     from nlmcs.model import learner
 

@@ -83,7 +83,13 @@ def test_bench_step_command(tmp_path, monkeypatch, capsys):
     assert code == 0, out
     assert "learning sweeps" in out and "weights equal to the step's: yes" in out
     assert "2 workers at best" in out and "roll-outs played:" in out
-    assert "note: this network has no tables" in out  # linear: its one path, per signature
+    assert "tables against per signature:" in out  # linear has tables too
+    code = main(["bench", "step", "--method", "linear", "--backend", "numpy", "--map", "tiny",
+                 "--rollouts", "4", "--depth", "2", "--steps", "1"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert "note: this network has no tables" in out  # the reference: its one path
+    assert "tables against per signature:" not in out
     code = main(["bench", "step", "--method", "text", "--map", "tiny", "--rollouts", "4",
                  "--depth", "2", "--steps", "1"])  # fmt: skip
     out = capsys.readouterr().out

@@ -175,6 +175,8 @@ def test_unknown_method_is_a_user_error():
     ({"persist": "hidden", "center": True, "hidden_update": "consistent", "hidden_alpha": 0.01},
      "best-rollout"),
     ({"persist": "hidden"}, "mean-q"),
+    ({"kind": "nonlinear"}, "best-rollout"),  # the kinds without text, on their own tables
+    ({"kind": "linear", "persist": "hidden"}, "mean-q"),
 ])
 def test_same_seed_same_game_whatever_the_number_of_workers(model_kw, real_move):
     # depth > learn_steps, so the late (non-learning) steps, which rank by cached E[Q], run too;
@@ -186,8 +188,10 @@ def test_same_seed_same_game_whatever_the_number_of_workers(model_kw, real_move)
     for workers in (1, 3):
         cfg = SearchConfig(rollouts=16, depth=6, batch=4, workers=workers, learn_steps=1,
                            real_move=real_move)
-        planner = make_planner("text", game=game, manual=make_manual(), search_config=cfg,
+        planner = make_planner(model_kw.get("kind", "text"), game=game, manual=make_manual(),
+                               search_config=cfg,
                                model_config=ModelConfig(min_count=1, **model_kw), seed=7)
+        assert planner.core.evaluator.net.tables is not None
         state, rng = game.new_initial_state(3), np.random.default_rng(3)
         moves, rewards = [], []
         for _ in range(3):

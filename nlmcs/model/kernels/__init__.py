@@ -41,7 +41,7 @@ def warm_up(expected: bool = False) -> None:
     scoring.action_sums(*scoring.ActionInputs(i0, f0, f0, f0, f0, np.zeros((0, 2)), table, i0,
                                               np.zeros((0, 2), np.int64), 0.0, f0))
     from nlmcs.model.kernels import candidates
-    from nlmcs.model.tables import COLUMNS
+    from nlmcs.model.tables import COLUMNS, LATENT_COLUMNS
 
     tables = candidates.Tables(**{name: np.full((1, *shape), fill, dtype)
                                   for name, (shape, dtype, fill) in COLUMNS.items()})
@@ -51,11 +51,18 @@ def warm_up(expected: bool = False) -> None:
     candidates.agent_expected(tables, weights, i0, 0)
     candidates.choose_turn(tables, weights, i0, np.zeros(1, np.int64), 0, 0.1, True,
                            np.random.default_rng(0))
+    latent = candidates.LatentTables(**{name: np.full((1, *shape), fill, dtype)
+                                        for name, (shape, dtype, fill) in LATENT_COLUMNS.items()})
+    candidates.agent_expected(latent, weights, i0, 0)
+    candidates.choose_turn(latent, weights, i0, np.zeros(1, np.int64), 0, 0.1, True,
+                           np.random.default_rng(0))
+    candidates.latent_values(table, table, i0, i0, 0, 0, i0, 1.0)
     from nlmcs.model.kernels import update_rows
 
     two = np.zeros(2, np.int64)
     update_rows.shared_rows(tables, si.RowSlots(True, False, False, False, 0, 0, 0, 0, two, two),
                             i0, i0, i0, np.zeros(1, np.int64))
+    update_rows.latent_rows(latent, i0, i0)
     scoring.draw(np.ones(1), 0.5)
     scoring.sample_labels(*scoring.LabelDraw(no_words, no_words, no_flags, table, slots3, slots4,
                                              1.0, np.zeros((0, 2)), np.zeros((0, 2)), True,

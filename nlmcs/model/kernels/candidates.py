@@ -10,6 +10,12 @@ factors, an `exp`) come from the network, per candidate set and snapshot (`Table
 `choose_turn` draws what `nlmcs.search.mc_rollouts.RolloutCore.joint_move` draws, from the same
 Generator in the same order.
 
+The kinds without text (`nonlinear`: K latent states; `linear`: the game features alone) have
+tables of their own (`LatentTables`): a signature's game, relevance and output slots, scored by
+`latent_values`, which the per-signature path computes with too. `score`, `sample` and `fresh`
+take either tables (a numba overload picks the kernel by the tables' type), so `choose_turn`
+and `kernels.turns.learned_turns` are one code for every learned kind.
+
 A call that takes the tables (`Tables`, `Weights`) counts each of their arrays in and out
 (about 1 us a call, most of a kept score's cost), so callers read an entry's stamp themselves
 and call only where it is not this snapshot's.
@@ -22,7 +28,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 from numba import uint64 as U  # an unsigned index: no negative-index wraparound
+from numba.extending import overload
 
+from nlmcs.model.kernels.labels import softmax_into
 from nlmcs.model.kernels.scoring import action_sums, draw, sample_labels, text_expected
 
 STAMP = 0  # every table's first column: the snapshot its entry was computed under
@@ -36,6 +44,9 @@ A_ATYPE, A_ACTION, A_ROWS, A_WORDS = 1, 2, 3, 4
 P_ROWS, P_WORDS, P_PHI = 1, 2, 3
 # state key: its parts (in `state_parts`), where its sums are
 K_LO, K_HI, K_ROWS, K_WORDS = 1, 2, 3, 4
+# a signature of the kinds without text: its game slots, its latent slots (K rows of M), where
+# its K entries of sig_p and sig_lang are (one entry where K is 0: linear), K, M
+L_GAME_LO, L_GAME_HI, L_SLOTS, L_ROWS, L_K, L_M = 1, 2, 3, 4, 5, 6
 
 
 class Tables(NamedTuple):
@@ -78,6 +89,19 @@ class Tables(NamedTuple):
     state_rel: np.ndarray  # (.,) rel_b per row, per snapshot
     state_lang: np.ndarray  # (.,) lang_b per row, per snapshot
     state_pred: np.ndarray  # (., 2) pred_b per word, per snapshot
+
+
+class LatentTables(NamedTuple):
+    """The arrays of `nlmcs.model.tables.LatentTables` (columns: L_ above)."""
+
+    sig_meta: np.ndarray  # (S, 7) int
+    sig_game: np.ndarray  # (S,) w . x, per snapshot
+    sig_expected: np.ndarray  # (S,) E[Q], per snapshot
+    sig_p: np.ndarray  # latent states' probabilities (K per signature), per snapshot
+    sig_lang: np.ndarray  # their output sums (K), per snapshot
+    game_slots: np.ndarray  # w slots of each signature's game features
+    latent_phi: np.ndarray  # u slots of each latent state's relevance features (K x M)
+    latent_f: np.ndarray  # w slots of its output features (K x M)
 
 
 class Weights(NamedTuple):
@@ -246,7 +270,7 @@ def _state_sums(t, wt, sk, epoch, uid):
 
 
 @njit(cache=True)
-def score(t, wt, s, epoch):
+def text_score(t, wt, s, epoch):
     """E[Q] of signature `s` under snapshot `epoch` (its candidate set's sums computed by the
     network for this snapshot), computed once per snapshot; its relevance and language scores
     are kept for the datapoints. The first candidate of a set scored under a snapshot lends
@@ -301,6 +325,112 @@ def score(t, wt, s, epoch):
 
 
 @njit(cache=True)
+def latent_values(u, w, phi, f, k, m, game_slots, temperature):
+    """(game, p (K), lang (K), E[Q]) of one signature of the kinds without text: K latent
+    states, each with the sum of M relevance weights (its logit) and of M output weights,
+    E[Q] = game + sum_k p_k lang_k (`reference.forward`; linear: K = 0, one state of p 1 and
+    lang 0, E[Q] = game). phi and f are the K x M slots row after row. The per-signature path
+    and the tables both score with this, so the same values to the last bit; each sum is
+    numpy's (`pairwise_sum`)."""
+    picked = np.empty(len(game_slots))
+    for i in range(len(game_slots)):
+        picked[i] = w[U(game_slots[i])]
+    game = pairwise_sum(picked, 0, len(picked))
+    if k == 0:
+        return game, np.ones(1), np.zeros(1), game
+    logits = np.empty(k)
+    lang = np.empty(k)
+    row = np.empty(m)
+    for a in range(k):
+        for j in range(m):
+            row[j] = u[U(phi[a * m + j])]
+        logits[a] = pairwise_sum(row, 0, m)
+        for j in range(m):
+            row[j] = w[U(f[a * m + j])]
+        lang[a] = pairwise_sum(row, 0, m)
+    p = np.empty(k)
+    softmax_into(logits, p, temperature)
+    total = 0.0
+    for a in range(k):
+        total += p[a] * lang[a]
+    return game, p, lang, game + total
+
+
+@njit(cache=True)
+def latent_score(t, wt, s, epoch):
+    """`text_score` of the kinds without text (`latent_values` from the tables)."""
+    if t.sig_meta[s, STAMP] == epoch:
+        return t.sig_expected[s]
+    meta = t.sig_meta[s]
+    k, m, a0 = meta[L_K], meta[L_M], meta[L_SLOTS]
+    game, p, lang, expected = latent_values(
+        wt.u, wt.w, t.latent_phi[a0:a0 + k * m], t.latent_f[a0:a0 + k * m], k, m,
+        t.game_slots[meta[L_GAME_LO]:meta[L_GAME_HI]], wt.temperature)
+    r0 = meta[L_ROWS]
+    for a in range(len(p)):
+        t.sig_p[r0 + a] = p[a]
+        t.sig_lang[r0 + a] = lang[a]
+    t.sig_game[s] = game
+    t.sig_expected[s] = expected
+    t.sig_meta[s, STAMP] = epoch
+    return expected
+
+
+@njit(cache=True)
+def latent_sample(t, wt, s, epoch, rng):
+    """`ValueNetwork.sample` of the kinds without text: the latent state y from one uniform
+    draw (linear: none drawn, y 0), q = game + its output sum."""
+    if t.sig_meta[s, STAMP] != epoch:
+        latent_score(t, wt, s, epoch)
+    k, r0 = t.sig_meta[s, L_K], t.sig_meta[s, L_ROWS]
+    if k == 0:
+        return 0, np.empty(0, np.int64), t.sig_game[s]
+    y = draw(t.sig_p[r0:r0 + k], rng.random())
+    return y, np.empty(0, np.int64), t.sig_game[s] + t.sig_lang[r0 + y]
+
+
+def _latent(t) -> bool:
+    return getattr(t, "instance_class", None) is LatentTables
+
+
+def score(t, wt, s, epoch):
+    """E[Q] of signature `s` under snapshot `epoch` from either tables (compiled code only)."""
+    raise NotImplementedError("compiled code only")
+
+
+def sample(t, wt, s, epoch, rng):
+    """A datapoint (y, labels, q) of signature `s` from either tables (compiled code only)."""
+    raise NotImplementedError("compiled code only")
+
+
+def fresh(t, s, epoch):
+    """Whether what Python copies into the tables for signature `s` is snapshot `epoch`'s
+    (a text candidate set's own sums; the kinds without text have none)."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(score)
+def _score(t, wt, s, epoch):
+    if _latent(t):
+        return lambda t, wt, s, epoch: latent_score(t, wt, s, epoch)
+    return lambda t, wt, s, epoch: text_score(t, wt, s, epoch)
+
+
+@overload(sample)
+def _sample(t, wt, s, epoch, rng):
+    if _latent(t):
+        return lambda t, wt, s, epoch, rng: latent_sample(t, wt, s, epoch, rng)
+    return lambda t, wt, s, epoch, rng: text_sample(t, wt, s, epoch, rng)
+
+
+@overload(fresh)
+def _fresh(t, s, epoch):
+    if _latent(t):
+        return lambda t, s, epoch: True
+    return lambda t, s, epoch: t.unit_meta[t.sig_meta[s, S_UNIT], STAMP] == epoch
+
+
+@njit(cache=True)
 def agent_expected(t, wt, sids, epoch):
     """E[Q] of one agent's candidates (`sids`) under snapshot `epoch`."""
     out = np.empty(len(sids))
@@ -338,12 +468,12 @@ def greedy(q, lo, hi, rng):
 
 
 @njit(cache=True)
-def sample(t, wt, s, epoch, rng):
+def text_sample(t, wt, s, epoch, rng):
     """`ValueNetwork.sample` of signature `s` on the compiled backend: the sentence y from one
     uniform draw, then (text, y a sentence) its words' labels from one draw each; returns
     (y, labels, q)."""
     if t.sig_meta[s, STAMP] != epoch:
-        score(t, wt, s, epoch)
+        text_score(t, wt, s, epoch)
     sm, um = t.sig_meta, t.unit_meta
     uid, ak, sk = sm[s, S_UNIT], sm[s, S_ACTION], sm[s, S_STATE]
     w0, n_rows, n_words = um[uid, U_WORDS], um[uid, U_C], um[uid, U_W]

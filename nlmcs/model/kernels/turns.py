@@ -21,7 +21,7 @@ from nlmcs.games.civ.compiled.board import G_OVER
 from nlmcs.games.civ.compiled.labels import player_labels
 from nlmcs.games.civ.compiled.legal import player_actions
 from nlmcs.games.civ.compiled.play import make_room, turn_with
-from nlmcs.model.kernels.candidates import choose_turn
+from nlmcs.model.kernels.candidates import choose_turn, fresh
 
 DONE, NEEDS_AGENTS, NEEDS_ROOM, PYTHON_TURN = 0, 1, 2, 3
 """Why `learned_turns` came back: the turns are played (or the game is over); a turn's agents
@@ -139,7 +139,7 @@ def learned_turns(b, mk, rk, am, ar, seats, canonical, player, bk, t, wt, epoch,
             lo = sid_lo[entries[a]]
             sids[bounds[a]:bounds[a + 1]] = sid_store[lo:lo + bounds[a + 1] - bounds[a]]
         for s in sids:
-            if t.unit_meta[t.sig_meta[s, 5], 0] != epoch:
+            if not fresh(t, s, epoch):
                 why = NEEDS_AGENTS
                 break
         if why != DONE:

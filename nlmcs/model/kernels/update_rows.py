@@ -7,7 +7,8 @@ time a step as the compiled turns that drew them. The tables (`nlmcs.model.table
 same weight-free slots, so here the same arrays, entry for entry and in the same order, come
 from the datapoints' signature ids, sentences and labels (`tests/model/test_model_update_rows.py`
 checks them against `build`). Only the likelihood-ratio rules' batch (`SharedPhi`) of the
-kinds with tables is laid out here; the `expected` rule's rows stay in `batch`.
+kinds with tables is laid out here; the `expected` rule's rows stay in `batch`. The kinds
+without text (`LatentTables`) have rows of their own (`latent_rows`).
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ from nlmcs.model.kernels.candidates import (
     A_ATYPE,
     K_HI,
     K_LO,
+    L_GAME_HI,
+    L_GAME_LO,
+    L_K,
+    L_M,
+    L_SLOTS,
     P_ROWS,
     P_WORDS,
     S_ACTION,
@@ -33,6 +39,51 @@ from nlmcs.model.kernels.candidates import (
     U_WORDS,
 )
 from nlmcs.model.kernels.labels import ROOT
+
+
+@njit(cache=True)
+def latent_rows(t, sids, ys):
+    """`batch.build`'s rows of the kinds without text (`candidates.LatentTables`), datapoint
+    after datapoint: f (its game slots, then its drawn latent state's M output slots, values
+    1) and, where there are latent states, its K rows and its own shared set of K x M
+    relevance entries (values 1, row k for entries k M .. k M + M - 1). Returns (f slot, f
+    value, f row, row owner, row start, chosen row, set slot, value, row, set starts)."""
+    n = len(sids)
+    n_f, n_rows, n_phi = 0, 0, 0
+    for d in range(n):
+        meta = t.sig_meta[sids[d]]
+        n_f += meta[L_GAME_HI] - meta[L_GAME_LO] + (meta[L_M] if meta[L_K] else 0)
+        n_rows += meta[L_K]
+        n_phi += meta[L_K] * meta[L_M]
+    f_slot = np.empty(n_f, np.int64)
+    f_row = np.empty(n_f, np.int64)
+    row_owner = np.empty(n_rows, np.int64)
+    row_start = np.empty(n, np.int64)
+    chosen = np.empty(n, np.int64)
+    slot = np.empty(n_phi, np.int64)
+    row = np.empty(n_phi, np.int64)
+    starts = np.zeros(n + 1, np.int64)
+    e, r, q = 0, 0, 0
+    for d in range(n):
+        meta = t.sig_meta[sids[d]]
+        k, m, a0 = meta[L_K], meta[L_M], meta[L_SLOTS]
+        for i in range(meta[L_GAME_LO], meta[L_GAME_HI]):
+            f_slot[e], f_row[e] = t.game_slots[i], d
+            e += 1
+        if k:
+            for j in range(m):
+                f_slot[e], f_row[e] = t.latent_f[a0 + ys[d] * m + j], d
+                e += 1
+        row_start[d], chosen[d] = r, r + ys[d]
+        for _ in range(k):
+            row_owner[r] = d
+            r += 1
+        for i in range(k * m):
+            slot[q], row[q] = t.latent_phi[a0 + i], i // m
+            q += 1
+        starts[d + 1] = q
+    return (f_slot, np.ones(n_f), f_row, row_owner, row_start, chosen, slot, np.ones(n_phi),
+            row, starts)
 
 
 @njit(cache=True)
