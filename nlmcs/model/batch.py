@@ -69,6 +69,12 @@ FLAG_BITS = np.array([1, 2, 4], np.int64)
 _INTS = np.zeros(0, np.int64)
 
 
+def _no_labels(rows: FeatureRows) -> Labels:
+    """The label rows of a batch that drew no labelled word."""
+    return Labels(np.zeros((0, 3, 7), np.int64), _INTS, np.zeros((0, 3), bool), _INTS, _INTS,
+                  rows.flag_slots, rows.plabel_slots)
+
+
 def build(rows: FeatureRows, decisions: Sequence[Decision]) -> Batch:
     """Stack the rows (`nlmcs.model.rows`) of every datapoint into one sparse batch: each
     datapoint contributes its pieces and the batch concatenates (and offsets) them once."""
@@ -119,8 +125,7 @@ def build(rows: FeatureRows, decisions: Sequence[Decision]) -> Batch:
                         np.concatenate([np.asarray(z, np.int64) for z in word_label]),
                         rows.flag_slots, rows.plabel_slots)
     else:
-        labels = Labels(np.zeros((0, 3, 7), np.int64), _INTS, np.zeros((0, 3), bool), _INTS,
-                        _INTS, rows.flag_slots, rows.plabel_slots)
+        labels = _no_labels(rows)
     batch = Batch(
         f=OutputRows(np.concatenate(f_slot), np.concatenate(f_val),
                      np.repeat(np.arange(n), f_len), n),
@@ -176,8 +181,7 @@ def _latent_rows(rows: FeatureRows, tables, sid: np.ndarray, decisions) -> Batch
     (f_slot, f_val, f_row, row_owner, row_start, chosen, slot, val, row,
      starts) = update_rows().latent_rows(tables.arrays(), sid,
                                          np.fromiter((dec.y for dec in decisions), np.int64, n))
-    no_labels = Labels(np.zeros((0, 3, 7), np.int64), _INTS, np.zeros((0, 3), bool), _INTS,
-                       _INTS, rows.flag_slots, rows.plabel_slots)
+    no_labels = _no_labels(rows)
     f = OutputRows(f_slot, f_val, f_row, n)
     if rows.config.kind == "linear":
         return Batch(f=f, cand=Candidates(_INTS, _INTS, _INTS), labels=no_labels)

@@ -43,16 +43,18 @@ def warm_up(expected: bool = False) -> None:
     from nlmcs.model.kernels import candidates
     from nlmcs.model.tables import COLUMNS, LATENT_COLUMNS
 
-    tables = candidates.Tables(**{name: np.full((1, *shape), fill, dtype)
-                                  for name, (shape, dtype, fill) in COLUMNS.items()})
+    def tiny(kind, columns):  # one row of each column: the kernels' types, nothing read
+        return kind(**{name: np.full((1, *shape), fill, dtype)
+                       for name, (shape, dtype, fill) in columns.items()})
+
+    tables = tiny(candidates.Tables, COLUMNS)
     weights = candidates.Weights(table, table, table, 0.0, np.zeros(2), slots3, slots4, 1.0,
                                  True, True, 0.0, False, 0.0, False, 0.0, 0.0,
                                  np.ones((4, 3)), np.ones((8, 3)))
     candidates.agent_expected(tables, weights, i0, 0)
     candidates.choose_turn(tables, weights, i0, np.zeros(1, np.int64), 0, 0.1, True,
                            np.random.default_rng(0))
-    latent = candidates.LatentTables(**{name: np.full((1, *shape), fill, dtype)
-                                        for name, (shape, dtype, fill) in LATENT_COLUMNS.items()})
+    latent = tiny(candidates.LatentTables, LATENT_COLUMNS)
     candidates.agent_expected(latent, weights, i0, 0)
     candidates.choose_turn(latent, weights, i0, np.zeros(1, np.int64), 0, 0.1, True,
                            np.random.default_rng(0))

@@ -182,6 +182,15 @@ def pairwise_sum(a, lo, n):
     return sums[0]
 
 
+@njit(cache=True, inline="always")
+def game_sum(w, slots):
+    """w . x of a signature's game features: numpy's sum of w[slots] (`pairwise_sum`)."""
+    picked = np.empty(len(slots))
+    for i in range(len(slots)):
+        picked[i] = w[U(slots[i])]
+    return pairwise_sum(picked, 0, len(slots))
+
+
 @njit(cache=True)
 def _part_sums(t, wt, pid, epoch, w0, n_rows, n_words):
     """A part's relevance (action types), language and predicate sums (`_part_scores`)."""
@@ -284,11 +293,7 @@ def text_score(t, wt, s, epoch):
         _action_sums(t, wt, ak, epoch, uid)
     if t.state_meta[sk, STAMP] != epoch:
         _state_sums(t, wt, sk, epoch, uid)
-    g0, g1 = sm[s, S_GAME_LO], sm[s, S_GAME_HI]
-    picked = np.empty(g1 - g0)
-    for k in range(g1 - g0):
-        picked[k] = wt.w[t.game_slots[g0 + k]]
-    game = pairwise_sum(picked, 0, g1 - g0)
+    game = game_sum(wt.w, t.game_slots[sm[s, S_GAME_LO]:sm[s, S_GAME_HI]])
     f0 = sm[s, S_FLAGS]
     flags = t.flags[f0:f0 + n_words]
     lend = wt.labels and um[uid, U_BASE] != epoch
@@ -332,10 +337,7 @@ def latent_values(u, w, phi, f, k, m, game_slots, temperature):
     lang 0, E[Q] = game). phi and f are the K x M slots row after row. The per-signature path
     and the tables both score with this, so the same values to the last bit; each sum is
     numpy's (`pairwise_sum`)."""
-    picked = np.empty(len(game_slots))
-    for i in range(len(game_slots)):
-        picked[i] = w[U(game_slots[i])]
-    game = pairwise_sum(picked, 0, len(picked))
+    game = game_sum(w, game_slots)
     if k == 0:
         return game, np.ones(1), np.zeros(1), game
     logits = np.empty(k)
