@@ -51,3 +51,17 @@ def test_strength_vs_time_labels_only_the_decades():
     png(fig)
     minor = [t.get_text() for t in fig.axes[0].get_xticklabels(minor=True)]
     assert not any(minor)
+
+
+def test_the_figure_names_a_borderline_pair_instead_of_calling_every_interval_zero():
+    # The Civ II block's primary pair: 8 / 19 discordant, sign p 0.052, interval (-21, -1).
+    arms = [_arm("text", 49, 100), _arm("random-text", 60, 100), _arm("nonlinear", 51, 100)]
+    border = PairTest("text", "random-text", 100, 8, 19, 0.0522, -11.0, -21.0, -1.0, -0.66,
+                      0.70, 0.224)
+    null = PairTest("text", "nonlinear", 100, 19, 21, 0.875, -2.0, -12.0, 8.0, 0.34, 0.83, 0.545)
+    answer = winrate_figure(arms, [border, null])._suptitle.get_text()
+    assert "every interval includes 0" not in answer
+    assert "they disagree on text behind random-text, sign p 0.052" in answer
+    assert "nonlinear" not in answer.split("disagree on")[1].split("(a lead")[0]
+    plain = winrate_figure(arms, [null])._suptitle.get_text()
+    assert "No difference seen at 100 pairs (every interval includes 0)." in plain

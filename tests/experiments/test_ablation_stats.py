@@ -5,7 +5,12 @@ import math
 import pytest
 
 from nlmcs.experiments.ablation import stats as st
-from nlmcs.experiments.ablation.report import paired_tests, summarise, verdict_markdown
+from nlmcs.experiments.ablation.report import (
+    PairTest,
+    paired_tests,
+    summarise,
+    verdict_markdown,
+)
 
 
 def test_win_rate_and_standard_error():
@@ -103,6 +108,25 @@ def test_verdict_says_in_words_what_a_small_run_cannot_tell():
     assert "at 8 pairs" in text and "cannot be told at this size" in text
     # only the first arm's comparisons are judged
     assert verdict_markdown(pairs, "random-text") == ""
+
+
+def test_verdict_names_a_borderline_pair_where_the_two_win_tests_disagree():
+    # interval clear of zero, sign test not below 0.05 (the Civ II block's text vs twin)
+    border = PairTest("text", "random-text", 100, 8, 19, 0.0522, -11.0, -21.0, -1.0, -0.66,
+                      0.70, 0.224)
+    assert st.win_tests_disagree(border) and not st.wins_differ(border)
+    text = verdict_markdown([border], "text")
+    assert "**text vs random-text: the two win tests disagree** at 100 pairs" in text
+    assert "the bootstrap interval lies below zero but the exact sign test is not below" in text
+    assert "no difference this run can see" not in text
+    # the other way round: the sign test below 0.05, the interval across zero
+    other = PairTest("text", "random-text", 30, 7, 0, 0.0156, 20.0, -1.0, 40.0, 0.1, 0.2, 0.5)
+    assert "the sign test is below 0.05 but the bootstrap interval spans zero" in (
+        verdict_markdown([other], "text"))
+    # both agree that there is nothing: the null wording
+    null = PairTest("text", "nonlinear", 100, 19, 21, 0.875, -2.0, -12.0, 8.0, 0.34, 0.83, 0.545)
+    assert not st.win_tests_disagree(null)
+    assert "no difference this run can see" in verdict_markdown([null], "text")
 
 
 def test_verdict_names_a_difference_the_run_sees_and_asks_for_fresh_seeds():

@@ -86,16 +86,22 @@ def winrate_figure(arms: Sequence[ArmSummary], pairs: Sequence[PairTest] = (), *
 
 def _answer(pairs, reference: str) -> str:
     """The figure's answer in words, by the rule of the verdicts (`stats.wins_differ`)."""
-    from nlmcs.experiments.ablation.stats import wins_differ
+    from nlmcs.experiments.ablation.stats import win_tests_disagree, wins_differ
 
     mine = [t for t in pairs if reference in (t.a, t.b)]
-    seen = []
+    seen, borderline = [], []
     for t in mine:
+        other = t.b if t.a == reference else t.a
+        ahead = (t.win_diff_pct > 0) == (t.a == reference)
+        words = f"{'ahead of' if ahead else 'behind'} {other}"
         if wins_differ(t):
-            other = t.b if t.a == reference else t.a
-            ahead = (t.win_diff_pct > 0) == (t.a == reference)
-            seen.append(f"{'ahead of' if ahead else 'behind'} {other}")
+            seen.append(words)
+        elif win_tests_disagree(t):
+            borderline.append(f"{reference} {words}, sign p {t.sign_p:.2g}")
     size = f"{min(t.pairs for t in mine)} pairs" if mine else "these pairs"
+    if not seen and borderline:
+        return (f"No difference both win tests see at {size}; they disagree on "
+                f"{'; '.join(borderline)} (a lead for fresh seeds, not a finding).")
     if not seen:
         return f"No difference seen at {size} (every interval includes 0)."
     return f"{reference} is {', '.join(seen)} at {size} (p < 0.05; confirm on fresh seeds)."

@@ -345,6 +345,11 @@ def verdict_markdown(pairs: list[PairTest], first: str) -> str:
             lines.append(f"- **{t.a} is {side} {t.b}** on these {t.pairs} pairs ({interval}). "
                          "One test of several on one block of seeds: confirm it on fresh seeds "
                          "before believing it.")
+        elif st.win_tests_disagree(t):
+            lines.append(f"- **{t.a} vs {t.b}: the two win tests disagree** at {t.pairs} pairs "
+                         f"({interval}): {_disagreement(t)}. A difference is said only where "
+                         "both agree, so this is not one; it is a lead worth a pre-registered "
+                         "run on fresh seeds, not a finding.")
         else:
             half = (t.win_diff_high_pct - t.win_diff_low_pct) / 2
             lines.append(f"- **{t.a} vs {t.b}: no difference this run can see** at {t.pairs} "
@@ -354,6 +359,15 @@ def verdict_markdown(pairs: list[PairTest], first: str) -> str:
     if not lines:
         return ""
     return "\n## What this run can say\n\n" + "\n".join(lines) + "\n"
+
+
+def _disagreement(t: PairTest) -> str:
+    """Which of the two win tests sees a difference, in words."""
+    side = "above" if t.win_diff_low_pct > 0 else "below"
+    if t.sign_p < st.SIGNIFICANT:
+        return f"the sign test is below {st.SIGNIFICANT} but the bootstrap interval spans zero"
+    return (f"the bootstrap interval lies {side} zero but the exact sign test is not below "
+            f"{st.SIGNIFICANT}")
 
 
 def _flat(row: dict) -> dict:

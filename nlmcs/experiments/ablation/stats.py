@@ -30,6 +30,14 @@ def wins_differ(pair) -> bool:
     return pair.sign_p < SIGNIFICANT and (pair.win_diff_low_pct > 0 or pair.win_diff_high_pct < 0)
 
 
+def win_tests_disagree(pair) -> bool:
+    """Whether exactly one of `wins_differ`'s two tests sees a difference (the sign test or
+    the bootstrap interval): a borderline run the verdicts name as such, not as a null."""
+    sign = pair.sign_p < SIGNIFICANT
+    interval = pair.win_diff_low_pct > 0 or pair.win_diff_high_pct < 0
+    return sign != interval
+
+
 def margins_differ(pair) -> bool:
     """Whether a paired test sees a score-margin difference (signed-rank p)."""
     return pair.margin_p < SIGNIFICANT
