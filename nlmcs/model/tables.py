@@ -126,8 +126,15 @@ class _Tables:
         out = np.empty(len(sigs), np.int64)
         for i, sig in enumerate(sigs):
             found = get(sig)
-            out[i] = self._register(sig) if found is None else found
+            if found is None:
+                found = self.ids[sig] = self._register(sig)
+                self.sigs.append(sig)
+            out[i] = found
         return out
+
+    def _register(self, sig: Signature) -> int:
+        """Lay out a new signature's rows (the subclass's columns); its id."""
+        raise NotImplementedError
 
     def arrays(self):
         """The tables as their kernels take them (`kernels.candidates.Tables`, `LatentTables`;
@@ -155,6 +162,7 @@ class SignatureTables(_Tables):
     module)."""
 
     COLUMNS = COLUMNS
+    KERNEL = "Tables"
 
     @staticmethod
     def supports(rows: FeatureRows) -> bool:
@@ -171,8 +179,6 @@ class SignatureTables(_Tables):
         self._units: dict[tuple, int] = {}  # `UnitWords.key` -> candidate-set id
         self._states: dict[tuple, int] = {}  # (set key, state labels) -> state key id
         self.units: list[UnitWords] = []  # by candidate-set id
-
-    KERNEL = "Tables"
 
     def _register(self, sig: Signature) -> int:
         feats = self.rows.features(sig)
@@ -203,8 +209,6 @@ class SignatureTables(_Tables):
         self._add("sig_lang", c + 1)
         self._add("sig_game", 1)
         self._add("sig_expected", 1)
-        self.sigs.append(sig)
-        self.ids[sig] = s
         return s
 
     def _unit(self, uw: UnitWords) -> int:
@@ -294,10 +298,7 @@ class LatentTables(_Tables):
         self._add("sig_lang", max(k, 1))
         self._add("sig_game", 1)
         self._add("sig_expected", 1)
-        s = self._add("sig_meta", np.array([[STAMP, g0, g0 + len(feats.game), a0, r0, k, m]]))
-        self.sigs.append(sig)
-        self.ids[sig] = s
-        return s
+        return self._add("sig_meta", np.array([[STAMP, g0, g0 + len(feats.game), a0, r0, k, m]]))
 
     def values(self, s: int) -> tuple:
         """(game, p (K), lang (K), E[Q], None, None) of a scored signature, as
