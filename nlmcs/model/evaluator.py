@@ -149,7 +149,6 @@ class NetworkEvaluator:
         sids = np.concatenate(ids)
         bounds = np.zeros(len(ids) + 1, np.int64)
         np.cumsum([len(x) for x in ids], out=bounds[1:])
-        net.fresh_units(sids)
         picks, sig, y, q, labels, at = candidates().choose_turn(
             tables.arrays(), net.table_weights(), sids, bounds, net.epoch, eps, learn, rng)
         if learn:
@@ -160,11 +159,10 @@ class NetworkEvaluator:
                     datapoints: list, root: list | None = None) -> int:
         """Play `player`'s simulated turns `depth`..`end` - 1 on a board state in compiled
         calls (`kernels.turns.learned_turns`: each turn what `board_joint` chooses, then
-        played), coming back here only to register agents, refresh candidate sets and grow the
-        board; the turns' datapoints are appended to `datapoints`, and to `root` the picks of
-        turn 0 (`Picks`) where it played it. Returns the depth reached:
-        `end`, the game's end, or a turn this cannot choose (an agent without actions), which
-        the caller plays turn by turn."""
+        played), coming back here only to register agents and grow the board; the turns'
+        datapoints are appended to `datapoints`, and to `root` the picks of turn 0 (`Picks`)
+        where it played it. Returns the depth reached: `end`, the game's end, or a turn this
+        cannot choose (an agent without actions), which the caller plays turn by turn."""
         from nlmcs.model.compiled import turns
 
         net = self.net
@@ -197,8 +195,6 @@ class NetworkEvaluator:
             keys = tables.keys_of(state.ctx)
             for key, got in zip(state.agent_keys(player), ids, strict=True):
                 keys.add(np.array(key[1:], np.int64), got)
-            if ids:
-                net.fresh_units(np.concatenate(ids))
 
     def _agent_ids(self, state, player, tables) -> list[np.ndarray] | None:
         """Each agent's candidates' ids in `tables` (registering new candidate sets), or None

@@ -409,20 +409,8 @@ class ValueNetwork:
         one compiled call (`candidates.agent_expected`): the same values as `expected_q`."""
         if not len(sids):
             return np.zeros(0)
-        self.fresh_units(sids)
         return candidates().agent_expected(self.tables.arrays(), self.table_weights(), sids,
                                            self.epoch)
-
-    def fresh_units(self, sids: np.ndarray) -> None:
-        """Copy the candidate sets' own sums of `sids` into the tables where they are not this
-        snapshot's (`_unit_scores`, `_static`: numpy's arithmetic, `exp` included)."""
-        if not self.text:  # the kinds without text copy nothing in
-            return
-        tables = self.tables
-        for uid in tables.stale_units(sids, self.epoch).tolist():
-            uw = tables.units[uid]
-            static = self._static(uw) if self.config.kind == "text" else (None, None)
-            tables.set_unit(uid, self.epoch, self._unit_scores(uw)[0], *static)
 
     def table_weights(self):
         """The weights and scalars the table kernels read (`candidates.Weights`), made once

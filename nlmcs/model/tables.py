@@ -7,9 +7,9 @@ share (`ScoreCache`); gluing those sums per signature in Python cost more than t
 them get an integer id and rows in flat arrays, weight-free and kept for the search
 (`nlmcs.model.rows` builds the slots; this only lays them out), and beside them the sums a
 weight snapshot gives, stamped with the snapshot they were computed under
-(`nlmcs.model.kernels.candidates` fills an entry the first time a snapshot asks for it). A
-candidate set's own sums (its words' relevance, static label logits and their factors) are the
-network's, copied in once per snapshot (`ValueNetwork.fresh_units`).
+(`nlmcs.model.kernels.candidates` fills an entry the first time a snapshot asks for it, a
+candidate set's own sums included: its words' relevance, static label logits and their
+factors).
 
 Only candidate sets in document order have tables (no ranked set, `UnitWords.full`): a ranked
 set's sums are cut out of its whole set's, which these tables do not model. The kinds without
@@ -244,23 +244,6 @@ class SignatureTables(_Tables):
         found = self._parts[key] = self._add("part_meta", np.array(
             [[STAMP, r0, w0, part.phi is not None]]))
         return found
-
-    def stale_units(self, sids: np.ndarray, epoch: int) -> np.ndarray:
-        """The candidate sets of `sids` whose own sums are not this snapshot's."""
-        meta = self.columns["unit_meta"].data
-        uids = self.columns["sig_meta"].data[sids, 5]
-        return np.unique(uids[meta[uids, 0] != epoch])
-
-    def set_unit(self, uid: int, epoch: int, phi: np.ndarray, static: np.ndarray | None,
-                 static_exp: np.ndarray | None) -> None:
-        """A candidate set's own sums under snapshot `epoch` (the network's)."""
-        meta = self.columns["unit_meta"].data
-        w0, r0, c, nw = meta[uid, 3:7]
-        self.columns["unit_phi"].data[r0:r0 + c] = phi
-        if static is not None:
-            self.columns["unit_static"].data[w0:w0 + nw] = static
-            self.columns["unit_sexp"].data[w0:w0 + nw] = static_exp
-        meta[uid, 0] = epoch
 
     def values(self, s: int) -> tuple:
         """(game, p (C+1), lang (C+1), E[Q], pred_a (Wc, 2), pred_b (Wc, 2)) of a scored

@@ -122,12 +122,6 @@ class Replica(Protocol):
         """Become identical to the replica whose `changes()` these are."""
 
 
-def prepared(evaluator: Evaluator, datapoints: list) -> object:
-    """What a finished roll-out hands on to be learned: a replica's prepared form, else the
-    datapoints themselves."""
-    return evaluator.prepare(datapoints) if isinstance(evaluator, Replica) else datapoints
-
-
 def check_replicable(evaluator: Evaluator, workers: int) -> None:
     """Roll-outs in `workers` > 1 processes need an evaluator that replicates."""
     if workers > 1 and not isinstance(evaluator, Replica):

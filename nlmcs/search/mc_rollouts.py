@@ -31,7 +31,7 @@ import numpy as np
 
 from nlmcs.games.base import Action, AgentId, Game, Picks, State
 from nlmcs.search.config import SearchConfig
-from nlmcs.search.evaluator import Evaluator, WarmsUp, prepared
+from nlmcs.search.evaluator import Evaluator, Replica, WarmsUp
 from nlmcs.search.policies import (
     RolloutPolicy,
     TypedRollout,
@@ -82,6 +82,7 @@ class RolloutCore:
         self.random_policy = rollout_policy or make_rollout_policy(config.rollout,
                                                                    config.type_weights)
         self.opponents = Opponents(game, config.opponent, config.engine)
+        self._replica: tuple = (None, False)  # (evaluator, whether it is a `Replica`)
 
     @property
     def on_board(self) -> bool:
@@ -162,7 +163,16 @@ class RolloutCore:
 
         r = rollout(root, player, choose, config=cfg, opponents=self.opponents, rng=rng,
                     on_board=self.on_board, when=(step, seed), turns=turns)
-        return RolloutResult(index, r, first, prepared(self.evaluator, datapoints))
+        return RolloutResult(index, r, first, self.prepared(datapoints))
+
+    def prepared(self, datapoints: list) -> object:
+        """What a finished roll-out hands on to be learned: a replica's prepared form, else the
+        datapoints themselves. Whether the evaluator replicates is asked once per evaluator (a
+        protocol's isinstance checks each member, ~50 us)."""
+        evaluator = self.evaluator
+        if self._replica[0] is not evaluator:
+            self._replica = (evaluator, isinstance(evaluator, Replica))
+        return evaluator.prepare(datapoints) if self._replica[1] else datapoints
 
     def root_bias(self, root: State, player: int, when: tuple = ()
                   ) -> dict[AgentId, np.ndarray]:

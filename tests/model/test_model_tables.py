@@ -71,6 +71,32 @@ def test_tables_give_the_per_signature_values_under_every_snapshot(index, kind, 
         _change([tabled, plain], rng, scale)
 
 
+@pytest.mark.parametrize("kind", ["relevance-only", "text"])
+@pytest.mark.parametrize("scale", [0.5, 400.0])
+def test_a_candidate_sets_own_sums_are_the_networks_to_the_last_bit(index, kind, scale):
+    # The compiled code fills a candidate set's own sums (`candidates.unit_sums`) the first
+    # time a snapshot scores one of its candidates; the per-signature path has them from numpy
+    # (`_unit_scores`, `_static`). Both must agree bit for bit, under every snapshot.
+    tabled, _ = _pair(index, kind=kind, normalize=True)
+    col = tabled.tables.columns
+    rng = np.random.default_rng(3)
+    for _ in range(3):  # snapshots
+        for cands in CANDIDATES:
+            tabled.agent_expected(tabled.tables.of(cands))
+        meta = col["unit_meta"].data
+        assert len(tabled.tables.units) > 1
+        for uid, uw in enumerate(tabled.tables.units):
+            assert meta[uid, 0] == tabled.epoch
+            w0, r0, c, nw = meta[uid, 3:7]
+            phi, static = tabled._unit_scores(uw)
+            assert col["unit_phi"].data[r0:r0 + c].tobytes() == phi.tobytes()
+            if kind == "text":
+                static, factors = tabled._static(uw)
+                assert col["unit_static"].data[w0:w0 + nw].tobytes() == static.tobytes()
+                assert col["unit_sexp"].data[w0:w0 + nw].tobytes() == factors.tobytes()
+        _change([tabled], rng, scale)
+
+
 def test_a_snapshot_never_reads_the_sums_of_the_one_before(index):
     # One weight changed: every signature that reads it must be scored again, the shared sums
     # of its action type and action included (their stamps are per snapshot).
@@ -185,11 +211,14 @@ def test_a_search_on_tables_plays_and_learns_what_the_per_signature_path_does(
 
 
 def test_compiled_calls_of_any_length_and_turns_chosen_one_by_one_play_the_same(monkeypatch):
-    # `learned_turns` comes back to Python wherever it must (a key to register, a set to
-    # refresh, a board to grow, an agent without actions): cut its calls short at random and
-    # send every few turns to the turn-by-turn path, and the games and weights stay the same.
+    # `learned_turns` comes back to Python wherever it must (a key to register, a board to
+    # grow, an agent without actions): cut its calls short at random and send every few turns
+    # to the turn-by-turn path, and the games and weights stay the same. Roll-outs' boards
+    # start with few spare rows here (`pack`'s default), so that some must grow.
+    from nlmcs.games.civ.compiled import board_state
     from nlmcs.model.kernels import turns
 
+    monkeypatch.setattr(board_state, "ROLLOUT_SPARE", 16)
     plain = _steps("text", False, steps=2)
     real, rng, why = turns.learned_turns, np.random.default_rng(0), []
 

@@ -22,7 +22,6 @@ from nlmcs.search.evaluator import (
     Explains,
     Replica,
     WarmsUp,
-    prepared,
 )
 from nlmcs.search.mc import MCPlanner
 from nlmcs.search.tree import ExplainedPrior, ProductPrior, prior_explanation
@@ -39,7 +38,22 @@ def test_what_the_loop_asks_of_a_model_is_four_methods():
     const = ConstantEvaluator()
     assert isinstance(const, Evaluator)
     assert not isinstance(const, Replica | Explains | WarmsUp)
-    assert prepared(const, ["a", "b"]) == ["a", "b"]  # no replica: the datapoints as they are
+
+
+def test_a_roll_out_hands_on_a_replicas_prepared_form_else_its_datapoints():
+    # Whether the evaluator replicates is kept per evaluator: one swapped in is asked again.
+    game = ToyGame(units=1, max_turns=2)
+    core = MCPlanner(game=game, evaluator=ConstantEvaluator(),
+                     config=SearchConfig(rollouts=2, depth=1, workers=1), seed=0).core
+    assert core.prepared(["a", "b"]) == ["a", "b"]  # no replica: the datapoints as they are
+    text = make_planner("text", game=game, manual=make_manual(),
+                        search_config=SearchConfig(rollouts=2, depth=1),
+                        model_config=ModelConfig(min_count=1))
+    core.evaluator = text.core.evaluator
+    assert core.prepared([]) is None  # a replica's prepared form: nothing to learn from
+    core.evaluator = ConstantEvaluator()
+    assert core.prepared(["a"]) == ["a"]
+    text.close()
 
 
 def test_the_text_network_offers_every_capability():

@@ -5,14 +5,15 @@ Every sum here is one `nlmcs.model.network.ValueNetwork` keeps per weight snapsh
 caches, computed with the same arithmetic in the same order (so the same values to the last bit),
 and kept in the tables beside the weight-free rows, stamped with the snapshot it was computed
 under: an entry whose stamp is not the current snapshot is computed again the first time it is
-asked for. The two inputs numpy computes differently from compiled code (the static label
-factors, an `exp`) come from the network, per candidate set and snapshot (`Tables.unit_sexp`).
+asked for. A candidate set's own sums (`unit_sums`) are computed here too, the first time a
+snapshot scores one of its candidates; the one step of them compiled code computes differently
+from numpy (the static label factors' `exp`) is left to numpy, called from compiled code.
 `choose_turn` draws what `nlmcs.search.mc_rollouts.RolloutCore.joint_move` draws, from the same
 Generator in the same order.
 
 The kinds without text (`nonlinear`: K latent states; `linear`: the game features alone) have
 tables of their own (`LatentTables`): a signature's game, relevance and output slots, scored by
-`latent_values`, which the per-signature path computes with too. `score`, `sample` and `fresh`
+`latent_values`, which the per-signature path computes with too. `score` and `sample`
 take either tables (a numba overload picks the kernel by the tables' type), so `choose_turn`
 and `kernels.turns.learned_turns` are one code for every learned kind.
 
@@ -26,11 +27,11 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
+from numba import njit, objmode
 from numba import uint64 as U  # an unsigned index: no negative-index wraparound
 from numba.extending import overload
 
-from nlmcs.model.kernels.labels import softmax_into
+from nlmcs.model.kernels.labels import softmax_into, static_factors
 from nlmcs.model.kernels.scoring import action_sums, draw, sample_labels, text_expected
 
 STAMP = 0  # every table's first column: the snapshot its entry was computed under
@@ -78,9 +79,9 @@ class Tables(NamedTuple):
     unit_parent: np.ndarray  # (.,) its parent's local index, -1 under the root
     unit_order: np.ndarray  # (.,) the words, parents first (local indices)
     unit_norm: np.ndarray  # (.,)
-    unit_phi: np.ndarray  # (.,) per row, per snapshot (`ActionInputs.unit_phi`; the network's)
-    unit_static: np.ndarray  # (., 3) per snapshot (the network's)
-    unit_sexp: np.ndarray  # (., 3) their factors, per snapshot (the network's)
+    unit_phi: np.ndarray  # (.,) per row, per snapshot (`ActionInputs.unit_phi`; `unit_sums`)
+    unit_static: np.ndarray  # (., 3) per snapshot (`unit_sums`)
+    unit_sexp: np.ndarray  # (., 3) their factors, per snapshot (`unit_sums`)
     unit_marg: np.ndarray  # (., 3) the label marginals lent to the set's candidates
     unit_psi: np.ndarray  # (., 3, 7) each word's static label-row slots (the update rows)
     unit_phi_word: np.ndarray  # (., 2) its bag-of-words and word x unit u slots (the same)
@@ -279,6 +280,37 @@ def _state_sums(t, wt, sk, epoch, uid):
 
 
 @njit(cache=True)
+def unit_sums(t, wt, uid, epoch):
+    """Candidate set `uid`'s own sums under snapshot `epoch` (`ValueNetwork._unit_scores`,
+    `_static`), with numpy's arithmetic in numpy's order, so the same values to the last bit:
+    per row, its words' bag-of-words and word x unit weights (two added, times the word's
+    value) summed in word order (`np.bincount`); with labels, each word's static label logits
+    (seven weights added in order) and their factors, by numpy itself (`labels.
+    static_factors`: compiled code's `exp` differs from numpy's in the last bit)."""
+    um = t.unit_meta
+    w0, r0, n_rows, n_words = um[uid, U_WORDS], um[uid, U_ROWS], um[uid, U_C], um[uid, U_W]
+    for r in range(n_rows):
+        t.unit_phi[r0 + r] = 0.0
+    for j in range(n_words):
+        x = (wt.u[U(t.unit_phi_word[w0 + j, 0])] + wt.u[U(t.unit_phi_word[w0 + j, 1])]) \
+            * t.unit_norm[w0 + j]
+        t.unit_phi[U(r0 + t.unit_rows[w0 + j])] += x
+    if wt.labels:
+        for j in range(n_words):
+            for lab in range(3):
+                x = 0.0
+                for k in range(7):
+                    x += wt.v[U(t.unit_psi[w0 + j, lab, k])]
+                t.unit_static[w0 + j, lab] = x
+        static = t.unit_static[w0:w0 + n_words]
+        temperature = wt.temperature
+        with objmode(factors="float64[:, :]"):
+            factors = static_factors(static, temperature)
+        t.unit_sexp[w0:w0 + n_words] = factors
+    um[uid, STAMP] = epoch
+
+
+@njit(cache=True)
 def text_score(t, wt, s, epoch):
     """E[Q] of signature `s` under snapshot `epoch` (its candidate set's sums computed by the
     network for this snapshot), computed once per snapshot; its relevance and language scores
@@ -289,6 +321,8 @@ def text_score(t, wt, s, epoch):
     sm, um = t.sig_meta, t.unit_meta
     ak, uid, sk = sm[s, S_ACTION], sm[s, S_UNIT], sm[s, S_STATE]
     w0, n_rows, n_words = um[uid, U_WORDS], um[uid, U_C], um[uid, U_W]
+    if um[uid, STAMP] != epoch:
+        unit_sums(t, wt, uid, epoch)
     if t.act_meta[ak, STAMP] != epoch:
         _action_sums(t, wt, ak, epoch, uid)
     if t.state_meta[sk, STAMP] != epoch:
@@ -405,12 +439,6 @@ def sample(t, wt, s, epoch, rng):
     raise NotImplementedError("compiled code only")
 
 
-def fresh(t, s, epoch):
-    """Whether what Python copies into the tables for signature `s` is snapshot `epoch`'s
-    (a text candidate set's own sums; the kinds without text have none)."""
-    raise NotImplementedError("compiled code only")
-
-
 @overload(score)
 def _score(t, wt, s, epoch):
     if _latent(t):
@@ -423,13 +451,6 @@ def _sample(t, wt, s, epoch, rng):
     if _latent(t):
         return lambda t, wt, s, epoch, rng: latent_sample(t, wt, s, epoch, rng)
     return lambda t, wt, s, epoch, rng: text_sample(t, wt, s, epoch, rng)
-
-
-@overload(fresh)
-def _fresh(t, s, epoch):
-    if _latent(t):
-        return lambda t, s, epoch: True
-    return lambda t, s, epoch: t.unit_meta[t.sig_meta[s, S_UNIT], STAMP] == epoch
 
 
 @njit(cache=True)

@@ -7,9 +7,10 @@ about as much as the choice). Here one call plays turn after turn: the agents li
 a compiled hash table (`nlmcs.model.tables.BoardKeys`: the key `BoardState.agent_keys` makes,
 less its game), the turn chosen (`choose_turn`) and played (`play.turn_with`), room made for
 the next. The call comes back to Python before a turn's first draw where Python has work
-(a key not registered, a candidate set whose own sums are not this snapshot's, an agent
-without actions) and where the board must grow, so the draws and the moves are those of the
-turn-by-turn path (`tests/model/test_model_tables.py`).
+(a key not registered, an agent without actions) and where the board must grow, so the draws
+and the moves are those of the turn-by-turn path (`tests/model/test_model_tables.py`); a
+candidate set whose own sums are not this snapshot's is brought up to date in the call
+(`candidates.unit_sums`).
 """
 
 from __future__ import annotations
@@ -21,12 +22,12 @@ from nlmcs.games.civ.compiled.board import G_OVER
 from nlmcs.games.civ.compiled.labels import player_labels
 from nlmcs.games.civ.compiled.legal import player_actions
 from nlmcs.games.civ.compiled.play import make_room, turn_with
-from nlmcs.model.kernels.candidates import choose_turn, fresh
+from nlmcs.model.kernels.candidates import choose_turn
 
 DONE, NEEDS_AGENTS, NEEDS_ROOM, PYTHON_TURN = 0, 1, 2, 3
 """Why `learned_turns` came back: the turns are played (or the game is over); a turn's agents
-need Python (register a key, refresh a candidate set's sums); the board must grow; a turn has
-an agent without actions (the agent-by-agent path plays it)."""
+need Python (register a key); the board must grow; a turn has an agent without actions (the
+agent-by-agent path plays it)."""
 
 EMPTY = -1
 """A hash slot without a key."""
@@ -138,12 +139,6 @@ def learned_turns(b, mk, rk, am, ar, seats, canonical, player, bk, t, wt, epoch,
         for a in range(n):
             lo = sid_lo[entries[a]]
             sids[bounds[a]:bounds[a + 1]] = sid_store[lo:lo + bounds[a + 1] - bounds[a]]
-        for s in sids:
-            if not fresh(t, s, epoch):
-                why = NEEDS_AGENTS
-                break
-        if why != DONE:
-            break
         learn = depth < learn_until
         picks, sig, y, q, z, zb = choose_turn(t, wt, sids, bounds, epoch, eps, learn, rng)
         if learn:

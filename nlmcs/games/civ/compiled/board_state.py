@@ -74,8 +74,9 @@ class BoardGame:
         return BoardState(self, pack(s))
 
     def packed(self, s) -> Board:
-        """Reference state `s` on a board, for `copied`."""
-        return pack(s)
+        """Reference state `s` on a board, for `copied`, with the room a roll-out's new units
+        and cities take (`ROLLOUT_SPARE`): a copy that runs out of rows is grown in Python."""
+        return pack(s, spare=ROLLOUT_SPARE)
 
     def copied(self, b: Board) -> BoardState:
         """A board state holding a copy of `b` (a board of this game: `packed`)."""
@@ -141,6 +142,10 @@ class BoardGame:
                 found = tuple(words)
             self.action_words[(code, key)] = found
         return found
+
+
+ROLLOUT_SPARE = 64
+"""Unit and city rows a roll-out's board has free at its start (`packed`)."""
 
 
 class BoardState(State):
