@@ -186,7 +186,7 @@ class NetworkEvaluator:
                 return depth
             if why == kernel.NEEDS_ROOM:
                 continue
-            if depth == stuck:  # registered and refreshed, and still not known: a defect
+            if depth == stuck:  # registered, and still not known: a defect
                 raise RuntimeError(f"compiled turns: turn {depth}'s agents stay unknown")
             stuck = depth
             ids = self._agent_ids(state, player, tables)

@@ -364,7 +364,7 @@ def verdict_markdown(pairs: list[PairTest], first: str) -> str:
 def _disagreement(t: PairTest) -> str:
     """Which of the two win tests sees a difference, in words."""
     side = "above" if t.win_diff_low_pct > 0 else "below"
-    if t.sign_p < st.SIGNIFICANT:
+    if st.win_tests(t)[0]:
         return f"the sign test is below {st.SIGNIFICANT} but the bootstrap interval spans zero"
     return (f"the bootstrap interval lies {side} zero but the exact sign test is not below "
             f"{st.SIGNIFICANT}")

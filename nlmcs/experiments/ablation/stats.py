@@ -23,18 +23,23 @@ SIGNIFICANT = 0.05
 several on one block of seeds: a seen difference is for fresh seeds to confirm)."""
 
 
+def win_tests(pair) -> tuple[bool, bool]:
+    """What each of a paired test's (`report.PairTest`) two win tests sees: (the exact sign
+    test below `SIGNIFICANT`, the bootstrap interval of the win-% difference clear of zero)."""
+    return (pair.sign_p < SIGNIFICANT,
+            pair.win_diff_low_pct > 0 or pair.win_diff_high_pct < 0)
+
+
 def wins_differ(pair) -> bool:
-    """Whether a paired test (`report.PairTest`) sees a win-rate difference: the sign test
-    below `SIGNIFICANT` and the bootstrap interval clear of zero. The one rule of the verdicts
-    in words and of the figures' answers."""
-    return pair.sign_p < SIGNIFICANT and (pair.win_diff_low_pct > 0 or pair.win_diff_high_pct < 0)
+    """Whether a paired test sees a win-rate difference: both win tests do (`win_tests`). The
+    one rule of the verdicts in words and of the figures' answers."""
+    return all(win_tests(pair))
 
 
 def win_tests_disagree(pair) -> bool:
-    """Whether exactly one of `wins_differ`'s two tests sees a difference (the sign test or
-    the bootstrap interval): a borderline run the verdicts name as such, not as a null."""
-    sign = pair.sign_p < SIGNIFICANT
-    interval = pair.win_diff_low_pct > 0 or pair.win_diff_high_pct < 0
+    """Whether exactly one of the two win tests sees a difference: a borderline run the
+    verdicts name as such, not as a null."""
+    sign, interval = win_tests(pair)
     return sign != interval
 
 

@@ -312,8 +312,8 @@ def unit_sums(t, wt, uid, epoch):
 
 @njit(cache=True)
 def text_score(t, wt, s, epoch):
-    """E[Q] of signature `s` under snapshot `epoch` (its candidate set's sums computed by the
-    network for this snapshot), computed once per snapshot; its relevance and language scores
+    """E[Q] of signature `s` under snapshot `epoch` (its candidate set's own sums brought to
+    this snapshot first, `unit_sums`), computed once per snapshot; its relevance and language scores
     are kept for the datapoints. The first candidate of a set scored under a snapshot lends
     its label marginals to the others (`text_expected`'s base)."""
     if t.sig_meta[s, STAMP] == epoch:
