@@ -1,7 +1,8 @@
 """The rows one roll-out's datapoints learn from, stacked into one sparse batch for the compiled
 sweeps (`nlmcs.model.kernels.sweeps`).
 
-A datapoint is a `Decision` (a signature and its drawn y and z). Its rows are weight-free
+A datapoint is a `Decision` (a signature and its drawn y and z; the compiled turns hand theirs
+on as runs of signature ids, `DrawnRun`). Its rows are weight-free
 (`nlmcs.model.rows`): the output features f of (y, z), the relevance features phi of every
 candidate row, and the label features psi of the drawn sentence's words. The process that played
 the roll-out builds the batch once (from the signatures' tables in one compiled call where the
@@ -27,7 +28,7 @@ from nlmcs.model.kernels.sweep_inputs import (
     RowQ,
     SharedPhi,
 )
-from nlmcs.model.network import Decision
+from nlmcs.model.network import Decision, DrawnRun
 from nlmcs.model.rows import FeatureRows, SigFeatures
 
 
@@ -141,46 +142,79 @@ def build(rows: FeatureRows, decisions: Sequence[Decision]) -> Batch:
     return batch
 
 
-def from_tables(rows: FeatureRows, tables, decisions: Sequence[Decision]) -> Batch | None:
+def _table_ids(tables, datapoints) -> tuple | None:
+    """(signature ids, y, the labels flat, their bounds) of a roll-out's datapoints
+    (`Decision`s and `DrawnRun`s) in `tables`; None where a signature has no id there. A run
+    drawn from these tables hands its arrays on as they are; a `Decision`, or a run from before
+    the tables started again, is looked up by its signatures."""
+    get, own = tables.ids.get, tables.sigs
+    sid, y, z, n_z = [], [], [], []
+    loose: list[Decision] = []
+
+    def flush() -> bool:
+        ids = [get(dec.sig) for dec in loose]
+        if None in ids:
+            return False
+        sid.append(np.array(ids, np.int64))
+        y.append(np.fromiter((dec.y for dec in loose), np.int64, len(loose)))
+        z.append(np.fromiter(chain.from_iterable(dec.z for dec in loose), np.int64))
+        n_z.append(np.fromiter((len(dec.z) for dec in loose), np.int64, len(loose)))
+        loose.clear()
+        return True
+
+    for d in datapoints:
+        if not isinstance(d, DrawnRun):
+            loose.append(d)
+        elif d.sigs is not own:
+            loose.extend(d.decisions())
+        elif not loose or flush():
+            sid.append(d.sid)
+            y.append(d.y)
+            z.append(d.z)
+            n_z.append(np.diff(d.bounds))
+        else:
+            return None
+    if loose and not flush():
+        return None
+    if not sid:
+        return _INTS, _INTS, _INTS, np.zeros(1, np.int64)
+    z_lo = np.zeros(sum(map(len, n_z)) + 1, np.int64)
+    np.cumsum(np.concatenate(n_z), out=z_lo[1:])
+    return np.concatenate(sid), np.concatenate(y), np.concatenate(z), z_lo
+
+
+def from_tables(rows: FeatureRows, tables, datapoints: Sequence) -> Batch | None:
     """`build` of a likelihood-ratio rule's batch from the signatures' integer tables
     (`nlmcs.model.tables.SignatureTables` in one compiled call, `kernels.update_rows`;
     `LatentTables` by `_latent_rows`): the same arrays. None where a datapoint's signature has
-    no id there; `build` lays that roll-out out."""
-    n = len(decisions)
-    get = tables.ids.get
-    sid = np.empty(n, np.int64)
-    for d, dec in enumerate(decisions):
-        s = get(dec.sig)
-        if s is None:
-            return None
-        sid[d] = s
+    no id there; `build` lays that roll-out out. `datapoints`: `Decision`s and `DrawnRun`s in
+    the order drawn."""
+    found = _table_ids(tables, datapoints)
+    if found is None:
+        return None
+    sid, y, z, z_lo = found
+    sigs = tables.sigs
     if not rows.text:
-        return _latent_rows(rows, tables, sid, decisions)
-    z_lo = np.zeros(n + 1, np.int64)
-    np.cumsum([len(dec.z) for dec in decisions], out=z_lo[1:])
+        return _latent_rows(rows, tables, sid, y)
     (f_slot, f_val, f_row, row_owner, row_start, chosen, static, parent, flags, owner, label,
      sh_slot, sh_val, sh_row, start, first_row, owner_set, own_slot, own_val, own_row,
-     set_first) = update_rows().shared_rows(
-        tables.arrays(), rows.row_slots, sid,
-        np.fromiter((dec.y for dec in decisions), np.int64, n),
-        np.fromiter(chain.from_iterable(dec.z for dec in decisions), np.int64, z_lo[-1]), z_lo)
-    batch = Batch(f=OutputRows(f_slot, f_val, f_row, n),
+     set_first) = update_rows().shared_rows(tables.arrays(), rows.row_slots, sid, y, z, z_lo)
+    batch = Batch(f=OutputRows(f_slot, f_val, f_row, len(sid)),
                   cand=Candidates(row_owner, row_start, chosen),
                   labels=Labels(static, parent, flags, owner, label, rows.flag_slots,
                                 rows.plabel_slots))
     batch.shared = SharedPhi(sh_slot, sh_val, sh_row, start, first_row, owner_set, own_slot,
                              own_val, own_row)
-    batch.set_sigs = tuple(decisions[d].sig for d in set_first.tolist())
+    batch.set_sigs = tuple(sigs[s] for s in sid[set_first].tolist())
     return batch
 
 
-def _latent_rows(rows: FeatureRows, tables, sid: np.ndarray, decisions) -> Batch:
+def _latent_rows(rows: FeatureRows, tables, sid: np.ndarray, y: np.ndarray) -> Batch:
     """`build` of the kinds without text from `LatentTables` (`kernels.update_rows.
     latent_rows`): each datapoint's K latent states are a shared set of its own."""
     n = len(sid)
     (f_slot, f_val, f_row, row_owner, row_start, chosen, slot, val, row,
-     starts) = update_rows().latent_rows(tables.arrays(), sid,
-                                         np.fromiter((dec.y for dec in decisions), np.int64, n))
+     starts) = update_rows().latent_rows(tables.arrays(), sid, y)
     no_labels = _no_labels(rows)
     f = OutputRows(f_slot, f_val, f_row, n)
     if rows.config.kind == "linear":
@@ -188,7 +222,7 @@ def _latent_rows(rows: FeatureRows, tables, sid: np.ndarray, decisions) -> Batch
     batch = Batch(f=f, cand=Candidates(row_owner, row_start, chosen), labels=no_labels)
     batch.shared = SharedPhi(slot, val, row, starts, row_start, np.arange(n), _INTS,
                              np.zeros(0), _INTS)
-    batch.set_sigs = tuple(dec.sig for dec in decisions)
+    batch.set_sigs = tuple(tables.sigs[s] for s in sid.tolist())
     return batch
 
 

@@ -18,7 +18,7 @@ from nlmcs.model.batch import Batch
 from nlmcs.model.compiled import candidates
 from nlmcs.model.features import LABELS, Signature, signature
 from nlmcs.model.learner import Decisions, learn, prepare
-from nlmcs.model.network import Decision, ValueNetwork
+from nlmcs.model.network import Decision, DrawnRun, ValueNetwork
 
 
 def normalised_entropy(p: np.ndarray) -> float:
@@ -50,15 +50,6 @@ def _signatures(state, agent, actions) -> list[Signature]:
     """The candidates' signatures of one agent (`State.candidate_labels`)."""
     make = tuple.__new__
     return [make(Signature, words) for words in state.candidate_labels(agent, actions)]
-
-
-def _decisions(tables, sig, y, q, labels, bounds) -> list[Decision]:
-    """The datapoints a compiled choice returns (signature ids, y, q, flat labels and their
-    bounds) as `Decision`s; read before the tables can start again, which voids the ids."""
-    sigs, labels, bounds = tables.sigs, labels.tolist(), bounds.tolist()
-    return [Decision(sigs[s], row, tuple(labels[bounds[a]:bounds[a + 1]]), value)
-            for a, (s, row, value) in enumerate(zip(sig.tolist(), y.tolist(), q.tolist(),
-                                                    strict=True))]
 
 
 class NetworkEvaluator:
@@ -151,8 +142,8 @@ class NetworkEvaluator:
         np.cumsum([len(x) for x in ids], out=bounds[1:])
         picks, sig, y, q, labels, at = candidates().choose_turn(
             tables.arrays(), net.table_weights(), sids, bounds, net.epoch, eps, learn, rng)
-        if learn:
-            datapoints.extend(_decisions(tables, sig, y, q, labels, at))
+        if learn and len(sig):
+            datapoints.append(DrawnRun(tables.sigs, sig, y, q, labels, at))
         return Picks(picks)
 
     def board_turns(self, state, player, eps, rng, *, depth: int, end: int, learn_until: int,
@@ -178,7 +169,7 @@ class NetworkEvaluator:
             if reached > depth:
                 state.turns_played()
             if len(sig):
-                datapoints.extend(_decisions(tables, sig, y, q, labels, bounds))
+                datapoints.append(DrawnRun(tables.sigs, sig, y, q, labels, bounds))
             if depth == 0 and reached > 0 and root is not None:
                 root.append(Picks(picks))
             depth = reached
@@ -194,7 +185,7 @@ class NetworkEvaluator:
                 return depth
             keys = tables.keys_of(state.ctx)
             for key, got in zip(state.agent_keys(player), ids, strict=True):
-                keys.add(np.array(key[1:], np.int64), got)
+                keys.add(key[1:], got)
 
     def _agent_ids(self, state, player, tables) -> list[np.ndarray] | None:
         """Each agent's candidates' ids in `tables` (registering new candidate sets), or None

@@ -23,7 +23,7 @@ from nlmcs.model import reference
 from nlmcs.model.batch import Batch, build, from_tables
 from nlmcs.model.compiled import sweeps
 from nlmcs.model.kernels.sweep_inputs import CONSISTENT, RELEASE, Rates, SharedPhi, Tables
-from nlmcs.model.network import Decision, ValueNetwork
+from nlmcs.model.network import Decision, ValueNetwork, decisions_of
 
 
 @dataclass(frozen=True)
@@ -38,17 +38,18 @@ def update(net: ValueNetwork, decisions: Sequence[Decision], reward: float) -> N
     learn(net, prepare(net, decisions), reward)
 
 
-def prepare(net: ValueNetwork, decisions: Sequence[Decision]) -> Batch | Decisions | None:
-    """What one roll-out's datapoints learn from. It does not depend on the weights, so the
-    process that played the roll-out prepares it once and every replica of the network learns
-    from it."""
-    if not decisions:
+def prepare(net: ValueNetwork, datapoints: Sequence) -> Batch | Decisions | None:
+    """What one roll-out's datapoints (`Decision`s and `DrawnRun`s, in the order drawn) learn
+    from. It does not depend on the weights, so the process that played the roll-out prepares
+    it once and every replica of the network learns from it."""
+    if not datapoints:
         return None
+    if net.compiled and net.tables is not None and net.config.hidden_update != "expected":
+        found = from_tables(net.rows, net.tables, datapoints)
+        if found is not None:
+            return found
+    decisions = decisions_of(datapoints)
     if net.compiled:
-        if net.tables is not None and net.config.hidden_update != "expected":
-            found = from_tables(net.rows, net.tables, decisions)
-            if found is not None:
-                return found
         return build(net.rows, decisions)
     return Decisions(tuple((d.sig, d.y, d.z) for d in decisions))
 

@@ -12,7 +12,7 @@ from nlmcs.model.batch import Batch, build, from_tables
 from nlmcs.model.config import ModelConfig
 from nlmcs.model.features import ManualIndex, Signature
 from nlmcs.model.learner import update
-from nlmcs.model.network import ValueNetwork
+from nlmcs.model.network import DrawnRun, ValueNetwork, decisions_of
 
 ACTIONS = [(("irrigate",), "irrigate"), (("mine",), "mine"), (("move", "north"), "move"),
            (("wait",), "wait"), (("research bronze working",), "research")]
@@ -100,6 +100,40 @@ def test_a_signature_without_an_id_leaves_the_roll_out_to_the_python_rows(index)
     assert from_tables(net.rows, net.tables, decisions) is not None
     net.tables.clear()  # the ids are void: nothing may be read from the new tables
     assert from_tables(net.rows, net.tables, decisions) is None
+
+
+def _run(net, decisions) -> DrawnRun:
+    """`decisions` as the compiled turns hand them on: their signatures' ids in the tables."""
+    bounds = np.cumsum([0, *(len(d.z) for d in decisions)])
+    return DrawnRun(net.tables.sigs, net.tables.of([d.sig for d in decisions]),
+                    np.array([d.y for d in decisions], np.int64),
+                    np.array([d.q for d in decisions]),
+                    np.array([z for d in decisions for z in d.z], np.int64), bounds)
+
+
+@pytest.mark.parametrize("kind", ["text", "nonlinear"])
+def test_datapoints_kept_as_table_ids_give_the_rows_of_their_decisions(index, kind):
+    # The compiled turns hand their datapoints on as signature ids (`DrawnRun`), between
+    # `Decision`s of turns played in Python: the rows must be those of the same datapoints as
+    # `Decision`s, in the order drawn, whether a run is from these tables or from before they
+    # started again (then found by its signatures, or left to `build` where one is gone).
+    net = ValueNetwork(ModelConfig(min_count=1, kind=kind), index)
+    same_random_weights([net])
+    decisions = [d for r in _rollouts(net, np.random.default_rng(1), count=4) for d in r]
+    assert any(d.z for d in decisions) or kind == "nonlinear"
+    a, b, c = len(decisions) // 3, len(decisions) // 2, 2 * len(decisions) // 3
+    mixed = [_run(net, decisions[:a]), *decisions[a:b], _run(net, decisions[b:c]),
+             *decisions[c:]]
+    assert decisions_of(mixed) == decisions
+    want = build(net.rows, decisions)
+    _assert_same(from_tables(net.rows, net.tables, mixed), want)
+    old = _run(net, decisions)
+    net.tables.clear()
+    assert from_tables(net.rows, net.tables, [old]) is None  # no id in the new tables
+    net.tables.of(SIGNATURES[::-1])  # the same signatures under other ids
+    assert not np.array_equal(net.tables.of([d.sig for d in decisions]), old.sid)
+    _assert_same(from_tables(net.rows, net.tables, [old]), want)
+    _assert_same(from_tables(net.rows, net.tables, [_run(net, decisions)]), want)
 
 
 @pytest.mark.parametrize("kind", ["relevance-only", "text", "nonlinear", "linear"])
