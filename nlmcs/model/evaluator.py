@@ -1,8 +1,9 @@
 """The value network as the search loop's evaluator (`nlmcs.search.evaluator.Evaluator`).
 
 Q of every candidate comes from `ValueNetwork` through its label-word `Signature`; a datapoint is
-a `Decision` (signature + sampled hidden units); a roll-out's datapoints are prepared into rows
-once and learned from with `nlmcs.model.learner`.
+a `Decision` (signature + sampled hidden units), or from the compiled turns a `DrawnRun` of them
+(signature ids); a roll-out's datapoints are prepared into rows once and learned from with
+`nlmcs.model.learner`.
 `explain` gives the decision log its text side: candidate sentences with probabilities, the
 sampled sentence, its word labels and their strongest learned weights.
 """
@@ -53,7 +54,8 @@ def _signatures(state, agent, actions) -> list[Signature]:
 
 
 class NetworkEvaluator:
-    """Q from a `ValueNetwork`; datapoints are `Decision`s (signature + sampled hidden units)."""
+    """Q from a `ValueNetwork`; datapoints are `Decision`s (signature + sampled hidden units)
+    and `DrawnRun`s."""
 
     def __init__(self, net: ValueNetwork):
         self.net = net
