@@ -178,8 +178,9 @@ def _table_ids(tables, datapoints) -> tuple | None:
         return None
     if not sid:
         return _INTS, _INTS, _INTS, np.zeros(1, np.int64)
-    z_lo = np.zeros(sum(map(len, n_z)) + 1, np.int64)
-    np.cumsum(np.concatenate(n_z), out=z_lo[1:])
+    counts = np.concatenate(n_z)
+    z_lo = np.zeros(len(counts) + 1, np.int64)
+    np.cumsum(counts, out=z_lo[1:])
     return np.concatenate(sid), np.concatenate(y), np.concatenate(z), z_lo
 
 
@@ -193,7 +194,6 @@ def from_tables(rows: FeatureRows, tables, datapoints: Sequence) -> Batch | None
     if found is None:
         return None
     sid, y, z, z_lo = found
-    sigs = tables.sigs
     if not rows.text:
         return _latent_rows(rows, tables, sid, y)
     (f_slot, f_val, f_row, row_owner, row_start, chosen, static, parent, flags, owner, label,
@@ -205,7 +205,7 @@ def from_tables(rows: FeatureRows, tables, datapoints: Sequence) -> Batch | None
                                 rows.plabel_slots))
     batch.shared = SharedPhi(sh_slot, sh_val, sh_row, start, first_row, owner_set, own_slot,
                              own_val, own_row)
-    batch.set_sigs = tuple(sigs[s] for s in sid[set_first].tolist())
+    batch.set_sigs = tuple(tables.sigs[s] for s in sid[set_first].tolist())
     return batch
 
 
